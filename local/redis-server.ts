@@ -1,0 +1,154 @@
+/**
+ * Starts private redis-server processes on free loopback ports: one standalone server, or
+ * a small Cluster built with `redis-cli --cluster create`. Used by the test harness, the
+ * benchmark and the local stack; never touches a server it did not start.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const REDIS_SERVER_INSTALL_HINT = 'apt-get update && apt-get install -y redis-server';
+const STARTUP_TIMEOUT_MS = 10_000;
+
+export interface RedisProcess {
+  readonly host: string;
+  readonly port: number;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export interface RedisClusterProcess {
+  readonly nodes: ReadonlyArray<{ host: string; port: number }>;
+  stop(): Promise<void>;
+}
+
+export function hasRedisServer(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function ephemeralPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A free port below 55535 whose cluster bus port (+10000) is free too. */
+export async function freePort(withBus = false): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = await ephemeralPort();
+    if (!withBus) return port;
+    if (port < 55_535 && (await portIsFree(port + 10_000))) return port;
+  }
+  throw new Error('no free port pair found');
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
+  const until = Date.now() + STARTUP_TIMEOUT_MS;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3_000).unref();
+  });
+}
+
+async function spawnServer(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra];
+  const child = spawn('redis-server', args, { stdio: 'ignore' });
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (error) =>
+      reject(new Error(`cannot start redis-server (${error.message}); install it with: ${REDIS_SERVER_INSTALL_HINT}`)),
+    );
+    child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited early (code ${code})`)));
+  });
+  failed.catch(() => {});
+  await Promise.race([waitUntil(() => ping(port), `redis-server on port ${port}`), failed]);
+  return child;
+}
+
+export async function startRedisServer(options: { port?: number } = {}): Promise<RedisProcess> {
+  const port = options.port ?? (await freePort());
+  const dir = mkdtempSync(join(tmpdir(), 'saga-streams-redis-'));
+  const child = await spawnServer(port, dir, []);
+  return {
+    host: '127.0.0.1',
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startRedisCluster(masters = 3): Promise<RedisClusterProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'saga-streams-cluster-'));
+  const ports: number[] = [];
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(children.map(stopChild));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i += 1) {
+      const port = await freePort(true);
+      ports.push(port);
+      children.push(
+        await spawnServer(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]),
+      );
+    }
+    const created = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8' },
+    );
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stderr || created.stdout}`);
+    await waitUntil(async () => ports.every((p) => clusterStateOk(p)), 'cluster state ok');
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes: ports.map((port) => ({ host: '127.0.0.1', port })), stop };
+}
+
+function clusterStateOk(port: number): boolean {
+  const info = spawnSync('redis-cli', ['-p', String(port), 'cluster', 'info'], { encoding: 'utf8' });
+  return info.stdout.includes('cluster_state:ok');
+}

@@ -1,0 +1,80 @@
+--[[
+  settle.lua: apply one round's verdicts in a single round trip.
+
+  Acks first, in one XACK per chunk: those handlers have committed, and no later
+  dead-letter failure should keep them pending.
+
+  Then each dead-letter, in this order, which is the safety argument itself:
+    1. marker absent?  -> XADD the DLT record (evidence)
+    2.                 -> SET the marker (EX ttl)
+    3. XACK the source entry
+  Lua does not roll back writes already made. If the XADD fails, the script aborts before
+  the marker and the ack: the entry stays pending and is retried. If a later step fails,
+  a replay finds the marker, skips the DLT write and only acks. Writing the marker first
+  would let a failed XADD be followed by an ack with no evidence anywhere.
+
+  The DLT record copies every original field as orig_<name>, read here with XRANGE so the
+  bytes are exact and never round-trip through the client.
+
+  KEYS[1]     source stream
+  KEYS[2]     dead-letter stream
+  KEYS[3..]   one marker key per dead-letter, in ARGV order
+  ARGV[1]     group
+  ARGV[2]     marker TTL, seconds
+  ARGV[3]     n = number of ack ids, followed by the n ids
+  then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
+
+  Reply: { acked, dead_lettered, marker_hits }
+    acked          entries XACK reported as acknowledged (verdict ack)
+    dead_lettered  DLT records written
+    marker_hits    dead-letters whose marker already existed (replay: acked, no second record)
+]]
+local stream, dlt = KEYS[1], KEYS[2]
+local group, marker_ttl = ARGV[1], ARGV[2]
+local ack_count = tonumber(ARGV[3])
+
+-- unpack() is bounded by the Lua C stack; chunk large ack lists.
+local ACK_CHUNK = 1000
+local acked = 0
+local i = 4
+local last_ack = 3 + ack_count
+while i <= last_ack do
+  local stop = math.min(i + ACK_CHUNK - 1, last_ack)
+  acked = acked + redis.call('XACK', stream, group, unpack(ARGV, i, stop))
+  i = stop + 1
+end
+
+local now = redis.call('TIME')
+local now_ms = string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+
+local written, hits = 0, 0
+local k = 3
+while i <= #ARGV do
+  local entry_id, event_id, reason, deliveries = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local marker = KEYS[k]
+  if redis.call('EXISTS', marker) == 0 then
+    local record = {
+      'event_id', event_id, 'reason', reason, 'source_stream', stream,
+      'source_entry_id', entry_id, 'group', group, 'deliveries', deliveries,
+      'dead_lettered_at', now_ms,
+    }
+    local original = redis.call('XRANGE', stream, entry_id, entry_id)
+    if original[1] then
+      local fields = original[1][2]
+      for f = 1, #fields, 2 do
+        record[#record + 1] = 'orig_' .. fields[f]
+        record[#record + 1] = fields[f + 1]
+      end
+    end
+    redis.call('XADD', dlt, '*', unpack(record))
+    redis.call('SET', marker, entry_id, 'EX', marker_ttl)
+    written = written + 1
+  else
+    hits = hits + 1
+  end
+  redis.call('XACK', stream, group, entry_id)
+  i = i + 4
+  k = k + 1
+end
+
+return { acked, written, hits }

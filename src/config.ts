@@ -1,0 +1,123 @@
+/**
+ * Consumer configuration (SPEC §5.4): parsed once at construction with zod, failing with
+ * every problem listed by field path. The parsed object is frozen; the caller's input is
+ * never mutated.
+ */
+import { z } from 'zod';
+import { ConfigError, type ConfigProblem } from './errors';
+import { deriveStreamKeys, hashTagOf, isValidKeyName, type StreamKeys } from './keys';
+
+/** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
+export const MAX_ROUND_WORK_MS = 3_600_000;
+
+const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
+const memberName = z
+  .string()
+  .refine((s) => s.length > 0 && new TextEncoder().encode(s).length <= 128, 'must be 1..=128 bytes');
+const positiveInt = z.int().positive();
+
+export const consumerConfigSchema = z.strictObject({
+  stream: keyName,
+  group: memberName,
+  /** Stable per function/shard, or per run (e.g. the request id); see SPEC §5.2. */
+  consumer: memberName,
+  /** When set, every key must carry `{keyTag}` so all keys share one Cluster slot. */
+  keyTag: z.string().min(1).max(64).optional(),
+  keys: z
+    .strictObject({
+      dlt: keyName.optional(),
+      markerPrefix: keyName.optional(),
+      cursor: keyName.optional(),
+      publishDedupePrefix: keyName.optional(),
+    })
+    .optional(),
+  /** Fresh entries read per round. */
+  batch: z.int().min(1).max(10_000).default(100),
+  /** Idle pending entries reclaimed per round (defaults to `batch`). */
+  reclaimBatch: z.int().min(1).max(10_000).optional(),
+  /** Continuous mode: longest wait for new entries between empty rounds. 0 would mean forever in Redis. */
+  blockMs: z.int().min(1).max(60_000).default(1_000),
+  handlerTimeoutMs: z.int().min(1).max(60_000).default(30_000),
+  /** Entries idle this long are reclaimed from other consumers; must exceed runBudgetMs. */
+  minIdleMs: positiveInt.default(300_000),
+  /** Longest a run may hold entries: the platform's time limit. A run's deadline never exceeds start + this. */
+  runBudgetMs: positiveInt.default(60_000),
+  /** Time kept back before the deadline for the settle round trip. */
+  settleReserveMs: z.int().min(1).max(60_000).default(500),
+  markerTtlSeconds: positiveInt.default(7 * 24 * 3600),
+  dltRetentionSeconds: positiveInt.default(14 * 24 * 3600),
+  /** Handlers running at once within a round; 1 handles entries strictly in order. */
+  concurrency: z.int().min(1).max(1_024).default(1),
+  /** Where a newly created group starts: `0-0` replays history, `$` starts from now. */
+  startFrom: z.enum(['0-0', '$']).default('0-0'),
+});
+
+export type ConsumerConfigInput = z.input<typeof consumerConfigSchema>;
+
+export interface ConsumerConfig extends Omit<z.output<typeof consumerConfigSchema>, 'reclaimBatch' | 'keys'> {
+  readonly reclaimBatch: number;
+  readonly keys: StreamKeys;
+}
+
+export function problemsOf(error: z.ZodError): ConfigProblem[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    // Zod's own messages describe expectations, never the received value; unknown keys name the key only.
+    message: issue.message,
+  }));
+}
+
+function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (config.batch * config.handlerTimeoutMs > MAX_ROUND_WORK_MS) {
+    problems.push({ path: 'handlerTimeoutMs', message: `batch × handlerTimeoutMs must be ≤ ${MAX_ROUND_WORK_MS} ms (one hour)` });
+  }
+  if (config.minIdleMs <= config.runBudgetMs) {
+    problems.push({
+      path: 'minIdleMs',
+      message: 'must exceed runBudgetMs, or a live run could have its entries reclaimed by another',
+    });
+  }
+  if (config.markerTtlSeconds > config.dltRetentionSeconds) {
+    problems.push({
+      path: 'markerTtlSeconds',
+      message: 'must not exceed dltRetentionSeconds: a marker must never outlive the evidence it stands for',
+    });
+  }
+  if (config.settleReserveMs >= config.runBudgetMs) {
+    problems.push({ path: 'settleReserveMs', message: 'must be shorter than runBudgetMs' });
+  }
+  problems.push(...hashTagProblems(config.keys, config.keyTag));
+  return problems;
+}
+
+const KEY_FIELDS: Array<[keyof StreamKeys, string]> = [
+  ['stream', 'stream'],
+  ['dlt', 'keys.dlt'],
+  ['markerPrefix', 'keys.markerPrefix'],
+  ['cursor', 'keys.cursor'],
+  ['publishDedupePrefix', 'keys.publishDedupePrefix'],
+];
+
+/** With a key tag configured, every key must hash on exactly `{tag}` (SPEC §3.4). */
+export function hashTagProblems(keys: StreamKeys, keyTag: string | undefined): ConfigProblem[] {
+  if (keyTag === undefined) return [];
+  return KEY_FIELDS.filter(([field]) => hashTagOf(keys[field]) !== keyTag).map(([, path]) => ({
+    path,
+    message: `must carry the hash tag {${keyTag}} so every key shares one Cluster slot`,
+  }));
+}
+
+export function parseConsumerConfig(input: unknown): ConsumerConfig {
+  const parsed = consumerConfigSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigError('consumer config', problemsOf(parsed.error));
+  const { keys: overrides, reclaimBatch, ...rest } = parsed.data;
+  const config: ConsumerConfig = {
+    ...rest,
+    reclaimBatch: reclaimBatch ?? rest.batch,
+    keys: Object.freeze(deriveStreamKeys(rest.stream, rest.group, overrides)),
+  };
+  const problems = crossFieldProblems(config);
+  if (problems.length > 0) throw new ConfigError('consumer config', problems);
+  return Object.freeze(config);
+}

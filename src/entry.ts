@@ -1,0 +1,58 @@
+/** A stream entry as the transport hands it around, and the wire field names (SPEC §3.1). */
+import { ReplyShapeError } from './errors';
+import type { RedisReply } from './redis/port';
+import { asArray, asText, decodeText, isBytes } from './redis/reply';
+
+export const Fields = {
+  event: 'event',
+  eventId: 'event_id',
+  payload: 'payload',
+  traceparent: 'traceparent',
+  keyId: 'key_id',
+  sig: 'sig',
+} as const;
+
+export interface StreamEntry {
+  readonly id: string;
+  /** Field name → raw bytes, in stream order. */
+  readonly fields: ReadonlyMap<string, Uint8Array>;
+  /** Delivery count after this delivery (1 for a first read). */
+  readonly deliveries: number;
+  /** True when taken from another consumer (or an earlier run) through XAUTOCLAIM. */
+  readonly reclaimed: boolean;
+}
+
+export function fieldText(entry: StreamEntry, name: string): string | undefined {
+  const bytes = entry.fields.get(name);
+  return bytes === undefined ? undefined : decodeText(bytes);
+}
+
+function parseFields(reply: RedisReply | undefined, id: string): Map<string, Uint8Array> {
+  const flat = asArray(reply, `fields of ${id}`);
+  const fields = new Map<string, Uint8Array>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const value = flat[i + 1];
+    if (!isBytes(value)) throw new ReplyShapeError(`field value of ${id}`);
+    fields.set(asText(flat[i], `field name of ${id}`), value);
+  }
+  return fields;
+}
+
+/** Parses `[[id, [f, v, ...]], ...]` (XAUTOCLAIM / XREADGROUP entry lists). */
+export function parseEntries(
+  reply: RedisReply | undefined,
+  deliveriesOf: (index: number) => number,
+  reclaimed: boolean,
+): StreamEntry[] {
+  return asArray(reply, 'entry list').map((item, index) => {
+    const pair = asArray(item, 'entry');
+    const id = asText(pair[0], 'entry id');
+    return { id, fields: parseFields(pair[1], id), deliveries: deliveriesOf(index), reclaimed };
+  });
+}
+
+/** `ms-seq` → milliseconds part, or undefined when the id is not of that form. */
+export function entryIdMillis(id: string): number | undefined {
+  const match = /^(\d+)-\d+$/.exec(id);
+  return match ? Number(match[1]) : undefined;
+}

@@ -1,0 +1,90 @@
+/**
+ * Error types. Expected outcomes of handling an entry are values (see verdict.ts); these
+ * are for bad configuration, infrastructure failure and broken invariants. Each sets a
+ * stable string `code` so callers branch on it rather than on `instanceof` (bundles can
+ * hold two copies of a class).
+ */
+
+export type ErrorCode =
+  | 'CONFIG_INVALID'
+  | 'REDIS_UNAVAILABLE'
+  | 'REDIS_COMMAND_FAILED'
+  | 'REDIS_REPLY_UNEXPECTED'
+  | 'RUN_DEADLINE_TOO_CLOSE';
+
+export class SagaStreamsError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+export interface ConfigProblem {
+  /** Dotted path of the offending field, e.g. `budgets.blockMs`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Construction-time validation failure listing every problem at once; never echoes values. */
+export class ConfigError extends SagaStreamsError {
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(subject: string, problems: readonly ConfigProblem[]) {
+    const lines = problems.map((p) => `  - ${p.path || '(root)'}: ${p.message}`);
+    super('CONFIG_INVALID', `invalid ${subject}:\n${lines.join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** Redis could not be reached or the connection broke: nothing can be assumed settled. */
+export class RedisUnavailableError extends SagaStreamsError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('REDIS_UNAVAILABLE', message, options);
+  }
+}
+
+/** Redis answered a command with an error reply (WRONGTYPE, NOSCRIPT, CROSSSLOT, ...). */
+export class RedisCommandError extends SagaStreamsError {
+  readonly command: string;
+  /** The error reply as Redis sent it, e.g. `WRONGTYPE Operation against a key ...`. */
+  readonly reply: string;
+
+  constructor(command: string, reply: string, options?: { cause?: unknown }) {
+    super('REDIS_COMMAND_FAILED', `${command} failed: ${reply}`, options);
+    this.command = command;
+    this.reply = reply;
+  }
+
+  /** First word of the reply: `WRONGTYPE`, `NOSCRIPT`, `BUSYGROUP`, `ERR`, ... */
+  get replyCode(): string {
+    return this.reply.split(' ', 1)[0] ?? '';
+  }
+}
+
+/** A reply did not have the shape this code relies on; treated like any Redis failure. */
+export class ReplyShapeError extends SagaStreamsError {
+  constructor(what: string) {
+    super('REDIS_REPLY_UNEXPECTED', `unexpected reply shape: ${what}`);
+  }
+}
+
+export class RunDeadlineTooCloseError extends SagaStreamsError {
+  constructor(remainingMs: number, requiredMs: number) {
+    super(
+      'RUN_DEADLINE_TOO_CLOSE',
+      `refusing to start a run: ${remainingMs} ms remain before the deadline, at least ${requiredMs} ms are needed`,
+    );
+  }
+}
+
+/** `code` of any error-like value, without trusting its class. */
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}

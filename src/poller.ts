@@ -1,0 +1,68 @@
+/**
+ * The public consumer: a validated config, a Redis port and an entry processor, bound
+ * together. Holds no state between calls — everything that must survive a run (the
+ * reclaim cursor, the PEL) lives in Redis.
+ */
+import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from './config';
+import type { EntryProcessor } from './decide';
+import type { StreamEntry } from './entry';
+import { ConfigError } from './errors';
+import { ensureGroup, type EnsureGroupResult } from './groups';
+import { hashTagOf, type StreamKeys } from './keys';
+import type { RedisPort } from './redis/port';
+import { pollRound, type RoundOutcome } from './round';
+import { runPoller, type RunOptions } from './run';
+import type { RunReport } from './report';
+
+export interface PollerOptions {
+  readonly port: RedisPort;
+  readonly config: ConsumerConfigInput | ConsumerConfig;
+  readonly process: EntryProcessor;
+  /** With concurrency > 1, entries with the same key are handled one at a time, in order. */
+  readonly orderingKey?: (entry: StreamEntry) => string | undefined;
+  readonly now?: () => number;
+}
+
+export interface Poller {
+  readonly config: ConsumerConfig;
+  ensureGroup(): Promise<EnsureGroupResult>;
+  round(deadline: number): Promise<RoundOutcome>;
+  run(options: RunOptions): Promise<RunReport>;
+}
+
+/** Under Cluster every key a script touches must hash to the stream's slot. */
+export function assertSingleSlot(keys: StreamKeys): void {
+  const tag = hashTagOf(keys.stream);
+  if (tag === keys.stream) {
+    throw new ConfigError('consumer config', [
+      { path: 'stream', message: 'needs a hash tag on Redis Cluster (e.g. "orders:{o}") so its DLT, markers and cursor share its slot' },
+    ]);
+  }
+  const fields = ['dlt', 'markerPrefix', 'cursor', 'publishDedupePrefix'] as const;
+  const problems = fields
+    .filter((field) => hashTagOf(keys[field]) !== tag)
+    .map((field) => ({ path: `keys.${field}`, message: `must carry the stream's hash tag {${tag}} on Redis Cluster` }));
+  if (problems.length > 0) throw new ConfigError('consumer config', problems);
+}
+
+function isParsed(config: PollerOptions['config']): config is ConsumerConfig {
+  return typeof (config as ConsumerConfig).keys?.dlt === 'string' && Object.isFrozen(config);
+}
+
+export function createPoller(options: PollerOptions): Poller {
+  const config = isParsed(options.config) ? options.config : parseConsumerConfig(options.config);
+  if (options.port.cluster) assertSingleSlot(config.keys);
+  const deps = {
+    port: options.port,
+    config,
+    process: options.process,
+    orderingKey: options.orderingKey,
+    now: options.now ?? Date.now,
+  };
+  return {
+    config,
+    ensureGroup: () => ensureGroup(options.port, config.keys.stream, config.group, config.startFrom),
+    round: (deadline) => pollRound(deps, deadline),
+    run: (runOptions) => runPoller(deps, runOptions),
+  };
+}

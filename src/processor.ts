@@ -1,0 +1,80 @@
+/**
+ * The generic entry processor: checks the fields every entry must carry, optionally
+ * decodes the payload, and maps the handler's outcome to a verdict. Signed entries and
+ * saga envelopes build on the same pieces.
+ */
+import type { DeliveryContext, EntryProcessor } from './decide';
+import { Fields, fieldText, type StreamEntry } from './entry';
+import { isValidEventId } from './keys';
+import { decodeText } from './redis/reply';
+import { Rejection, Verdicts, verdictOfOutcome, type HandlerOutcome, type Verdict } from './verdict';
+
+/** Stable dead-letter reasons of the core (a public contract: never rename). */
+export const CoreReasons = {
+  eventIdMissing: 'event_id_missing',
+  eventIdInvalid: 'event_id_invalid',
+  payloadMissing: 'payload_missing',
+  payloadUndecodable: 'payload_undecodable',
+  payloadSchemaInvalid: 'payload_schema_invalid',
+} as const;
+
+export interface Delivery<P> {
+  readonly entry: StreamEntry;
+  readonly eventId: string;
+  readonly eventType: string | undefined;
+  readonly payload: P;
+  readonly traceparent: string | undefined;
+  readonly deliveries: number;
+  readonly signal: AbortSignal;
+  readonly deadline: number;
+}
+
+export type DeliveryHandler<P> = (delivery: Delivery<P>) => Promise<HandlerOutcome> | HandlerOutcome;
+
+/** Turns payload bytes into P, throwing a Rejection for bytes that can never be handled. */
+export type PayloadDecoder<P> = (bytes: Uint8Array) => P;
+
+export const rawPayload: PayloadDecoder<Uint8Array> = (bytes) => bytes;
+
+/** JSON payloads checked by a zod-like schema: undecodable and invalid are dead-lettered. */
+export function jsonPayload<P>(schema: { safeParse(value: unknown): { success: true; data: P } | { success: false } }): PayloadDecoder<P> {
+  return (bytes) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(decodeText(bytes));
+    } catch (error) {
+      throw new Rejection(CoreReasons.payloadUndecodable, 'payload is not JSON', { cause: error });
+    }
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw new Rejection(CoreReasons.payloadSchemaInvalid, 'payload fails its schema');
+    return parsed.data;
+  };
+}
+
+/** The identity checks every entry passes before anything else: a usable event_id and a payload. */
+export function checkRequiredFields(entry: StreamEntry): Verdict | undefined {
+  const eventId = fieldText(entry, Fields.eventId);
+  if (eventId === undefined) return Verdicts.deadLetter(CoreReasons.eventIdMissing);
+  if (!isValidEventId(eventId)) return Verdicts.deadLetter(CoreReasons.eventIdInvalid);
+  if (!entry.fields.has(Fields.payload)) return Verdicts.deadLetter(CoreReasons.payloadMissing);
+  return undefined;
+}
+
+export function createProcessor<P>(decode: PayloadDecoder<P>, handler: DeliveryHandler<P>): EntryProcessor {
+  return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
+    const rejected = checkRequiredFields(entry);
+    if (rejected) return rejected;
+    const payload = decode(entry.fields.get(Fields.payload)!);
+    const outcome = await handler({
+      entry,
+      eventId: fieldText(entry, Fields.eventId)!,
+      eventType: fieldText(entry, Fields.event),
+      payload,
+      traceparent: fieldText(entry, Fields.traceparent),
+      deliveries: entry.deliveries,
+      signal: context.signal,
+      deadline: context.deadline,
+    });
+    return verdictOfOutcome(outcome);
+  };
+}

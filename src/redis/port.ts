@@ -1,0 +1,39 @@
+/**
+ * The Redis port: the one seam between the transport and a Redis client. Everything the
+ * product does to Redis is a list of commands sent in one round trip. Two implementations
+ * exist (ioredis over TCP, @upstash/redis over REST); the script fallback, metering and
+ * reply decoding are written once on top of this interface.
+ */
+import type { RedisCommandError } from '../errors';
+
+export type RedisArg = string | number | Uint8Array;
+
+/**
+ * A decoded reply. Bulk and status strings arrive as bytes so payloads survive
+ * byte-for-byte; integers as numbers; nil as null.
+ */
+export type RedisReply = null | number | Uint8Array | RedisReply[];
+
+export interface RedisCommand {
+  readonly name: string;
+  readonly args: readonly RedisArg[];
+}
+
+export type Transport = 'tcp' | 'rest';
+
+export interface RedisPort {
+  readonly transport: Transport;
+  /** True when keys are spread over Redis Cluster slots: every script's keys must share one. */
+  readonly cluster: boolean;
+  /**
+   * Sends the commands in one round trip and returns their replies in order. A command
+   * Redis refused yields a RedisCommandError in its slot (the others still count); a
+   * broken connection rejects the whole call with RedisUnavailableError.
+   */
+  exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>>;
+  close(): Promise<void>;
+}
+
+export function command(name: string, ...args: RedisArg[]): RedisCommand {
+  return { name, args };
+}

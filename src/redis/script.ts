@@ -1,0 +1,73 @@
+/**
+ * Running Lua scripts: the single EVALSHA → NOSCRIPT → EVAL fallback for every client.
+ * Scripts may share a round trip with plain commands; the fallback re-sends only the
+ * scripts Redis did not know, in one more exchange.
+ */
+import { RedisCommandError } from '../errors';
+import type { RedisArg, RedisCommand, RedisPort, RedisReply } from './port';
+
+export interface LuaScript {
+  readonly name: string;
+  readonly sha1: string;
+  readonly text: string;
+}
+
+export interface ScriptCall {
+  readonly script: LuaScript;
+  readonly keys: readonly string[];
+  readonly args: readonly RedisArg[];
+}
+
+export type Operation = RedisCommand | ScriptCall;
+
+function isScriptCall(op: Operation): op is ScriptCall {
+  return 'script' in op;
+}
+
+function evalCommand(call: ScriptCall, bySha: boolean): RedisCommand {
+  return {
+    name: bySha ? 'EVALSHA' : 'EVAL',
+    args: [bySha ? call.script.sha1 : call.script.text, call.keys.length, ...call.keys, ...call.args],
+  };
+}
+
+function toCommand(op: Operation): RedisCommand {
+  return isScriptCall(op) ? evalCommand(op, true) : op;
+}
+
+function isNoScript(reply: RedisReply | RedisCommandError): reply is RedisCommandError {
+  return reply instanceof RedisCommandError && reply.replyCode === 'NOSCRIPT';
+}
+
+/**
+ * Runs the operations in one round trip (two when a script must be loaded) and returns
+ * every reply, or throws the first error reply. Script errors name the script.
+ */
+export async function runOperations(port: RedisPort, ops: readonly Operation[]): Promise<RedisReply[]> {
+  const replies = await port.exchange(ops.map(toCommand));
+  const missing = ops.flatMap((op, i) => (isScriptCall(op) && isNoScript(replies[i]!) ? [i] : []));
+  if (missing.length > 0) {
+    const retried = await port.exchange(missing.map((i) => evalCommand(ops[i] as ScriptCall, false)));
+    missing.forEach((slot, j) => {
+      replies[slot] = retried[j]!;
+    });
+  }
+  return replies.map((reply, i) => {
+    if (reply instanceof RedisCommandError) {
+      const op = ops[i]!;
+      if (isScriptCall(op)) throw new RedisCommandError(`script ${op.script.name}`, reply.reply, { cause: reply });
+      throw reply;
+    }
+    return reply;
+  });
+}
+
+export async function runScript(port: RedisPort, call: ScriptCall): Promise<RedisReply> {
+  const [reply] = await runOperations(port, [call]);
+  return reply ?? null;
+}
+
+export async function runCommand(port: RedisPort, cmd: RedisCommand): Promise<RedisReply> {
+  const [reply] = await runOperations(port, [cmd]);
+  return reply ?? null;
+}

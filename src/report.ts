@@ -1,0 +1,57 @@
+/** Round and run reports (SPEC §8): low-cardinality counters, one JSON line per run. */
+
+export interface RoundReport {
+  readonly acked: number;
+  readonly deadLettered: number;
+  readonly retained: number;
+  readonly reclaimed: number;
+  /** Pending entries deleted before anyone acked them: an alarm, never routine. */
+  readonly deletedPending: number;
+  /** Dead-letters for failed origin checks (subset of deadLettered). */
+  readonly authRejected: number;
+  readonly handled: number;
+  readonly handlerMicrosSum: number;
+  readonly roundTrips: number;
+  readonly durationMs: number;
+  readonly stoppedForDeadline: boolean;
+}
+
+export interface RunReport extends RoundReport {
+  readonly rounds: number;
+}
+
+export const EMPTY_ROUND: RoundReport = Object.freeze({
+  acked: 0,
+  deadLettered: 0,
+  retained: 0,
+  reclaimed: 0,
+  deletedPending: 0,
+  authRejected: 0,
+  handled: 0,
+  handlerMicrosSum: 0,
+  roundTrips: 0,
+  durationMs: 0,
+  stoppedForDeadline: false,
+});
+
+const COUNTERS = [
+  'acked',
+  'deadLettered',
+  'retained',
+  'reclaimed',
+  'deletedPending',
+  'authRejected',
+  'handled',
+  'handlerMicrosSum',
+  'roundTrips',
+] as const;
+
+/** Adds a round to a run total; duration is the run's own, measured by the caller. */
+export function addRound(total: RunReport, round: RoundReport): RunReport {
+  const sum = { ...total, rounds: total.rounds + 1 } as { -readonly [K in keyof RunReport]: RunReport[K] };
+  for (const key of COUNTERS) sum[key] = total[key] + round[key];
+  sum.stoppedForDeadline = total.stoppedForDeadline || round.stoppedForDeadline;
+  return sum;
+}
+
+export const EMPTY_RUN: RunReport = Object.freeze({ ...EMPTY_ROUND, rounds: 0 });

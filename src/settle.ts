@@ -1,0 +1,66 @@
+/**
+ * The settle round trip (SPEC §5.1 step 3): every verdict of a round applied by one
+ * settle.lua call. Retained entries are simply left out: they stay in the PEL.
+ */
+import type { ConsumerConfig } from './config';
+import { Fields, fieldText, type StreamEntry } from './entry';
+import { settleScript } from './generated/lua-scripts';
+import { isValidEventId } from './keys';
+import type { RedisArg, RedisPort } from './redis/port';
+import { asArray, asInteger } from './redis/reply';
+import { runScript } from './redis/script';
+import type { Verdict } from './verdict';
+
+export interface Decision {
+  readonly entry: StreamEntry;
+  readonly verdict: Verdict;
+}
+
+export interface SettleResult {
+  readonly acked: number;
+  readonly deadLetterRecords: number;
+  /** Dead-letters found already recorded (replay after a partial failure): acked only. */
+  readonly markerHits: number;
+}
+
+const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0 };
+
+/** An event's marker is keyed by event_id; an entry without a usable one by its entry id. */
+export function markerKeyFor(config: ConsumerConfig, entry: StreamEntry): string {
+  const eventId = fieldText(entry, Fields.eventId);
+  return eventId !== undefined && isValidEventId(eventId)
+    ? config.keys.markerPrefix + eventId
+    : config.keys.entryMarkerPrefix + entry.id;
+}
+
+export function needsSettling(decisions: readonly Decision[]): boolean {
+  return decisions.some((d) => d.verdict.kind !== 'retain');
+}
+
+export async function settleDecisions(
+  port: RedisPort,
+  config: ConsumerConfig,
+  decisions: readonly Decision[],
+): Promise<SettleResult> {
+  if (!needsSettling(decisions)) return NOTHING_SETTLED;
+  const ackIds: string[] = [];
+  const markers: string[] = [];
+  const deadLetterArgs: RedisArg[] = [];
+  for (const { entry, verdict } of decisions) {
+    if (verdict.kind === 'ack') ackIds.push(entry.id);
+    if (verdict.kind !== 'dead-letter') continue;
+    markers.push(markerKeyFor(config, entry));
+    deadLetterArgs.push(entry.id, fieldText(entry, Fields.eventId) ?? '', verdict.reason, entry.deliveries);
+  }
+  const reply = await runScript(port, {
+    script: settleScript,
+    keys: [config.keys.stream, config.keys.dlt, ...markers],
+    args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, ...deadLetterArgs],
+  });
+  const [acked, records, hits] = asArray(reply, 'settle reply');
+  return {
+    acked: asInteger(acked, 'settle acked'),
+    deadLetterRecords: asInteger(records, 'settle records'),
+    markerHits: asInteger(hits, 'settle marker hits'),
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The closed verdict contract (SPEC §4). A handler commits and returns (ack), throws a
+ * Rejection for a deterministic protocol failure (dead-letter), throws a Deferral to be
+ * retried later (retain) — and anything else it throws is treated as transient (retain).
+ * Transient failures are never dead-lettered, however many deliveries they took.
+ */
+import { errorCode } from './errors';
+
+const REASON_PATTERN = /^[a-z0-9_]{1,64}$/;
+
+export function isValidReason(reason: string): boolean {
+  return REASON_PATTERN.test(reason);
+}
+
+/** Why an entry stayed pending; low-cardinality, for reports and logs. */
+export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'deadline';
+
+export type Verdict =
+  | { readonly kind: 'ack'; readonly duplicate: boolean }
+  | { readonly kind: 'dead-letter'; readonly reason: string; readonly auth: boolean }
+  | { readonly kind: 'retain'; readonly cause: RetainCause };
+
+export const Verdicts = {
+  ack: (duplicate = false): Verdict => ({ kind: 'ack', duplicate }),
+  deadLetter(reason: string, options: { auth?: boolean } = {}): Verdict {
+    if (!isValidReason(reason)) throw new TypeError(`dead-letter reason must match ${REASON_PATTERN}: got ${JSON.stringify(reason)}`);
+    return { kind: 'dead-letter', reason, auth: options.auth ?? false };
+  },
+  retain: (cause: RetainCause): Verdict => ({ kind: 'retain', cause }),
+} as const;
+
+/**
+ * Thrown by a handler for a deterministic failure that no redelivery can fix (a contract
+ * violation, a poison message). The entry is dead-lettered with `reason`.
+ */
+export class Rejection extends Error {
+  readonly code = 'REJECTION';
+  readonly reason: string;
+
+  constructor(reason: string, message?: string, options?: { cause?: unknown }) {
+    if (!isValidReason(reason)) throw new TypeError(`Rejection reason must match ${REASON_PATTERN}: got ${JSON.stringify(reason)}`);
+    super(message ?? `rejected: ${reason}`, options);
+    this.name = 'Rejection';
+    this.reason = reason;
+  }
+}
+
+/** Thrown by a handler that wants the entry again later (e.g. the saga is paused). */
+export class Deferral extends Error {
+  readonly code = 'DEFERRAL';
+
+  constructor(message = 'deferred', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'Deferral';
+  }
+}
+
+/** What a handler may return: nothing or 'committed' (acked), or 'duplicate' (inbox saw it; acked). */
+export type HandlerOutcome = void | 'committed' | 'duplicate';
+
+export function verdictOfOutcome(outcome: HandlerOutcome): Verdict {
+  return Verdicts.ack(outcome === 'duplicate');
+}
+
+/** Maps anything a handler threw to its verdict, by `code` rather than class identity. */
+export function verdictOfThrown(error: unknown): Verdict {
+  switch (errorCode(error)) {
+    case 'REJECTION': {
+      const reason = (error as { reason?: unknown }).reason;
+      // A malformed reason cannot be trusted as deterministic: keep the entry.
+      return typeof reason === 'string' && isValidReason(reason) ? Verdicts.deadLetter(reason) : Verdicts.retain('handler_error');
+    }
+    case 'DEFERRAL':
+      return Verdicts.retain('deferred');
+    default:
+      return Verdicts.retain('handler_error');
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Test helpers over a plain ioredis admin connection: they read Redis directly, so
+ * assertions check what Redis holds rather than what a report claims.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+
+/** A unique key prefix per test, so tests never collide on a shared server. */
+export function uniquePrefix(): string {
+  return `t${randomBytes(5).toString('hex')}`;
+}
+
+export function adminClient(): Redis {
+  return new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+}
+
+export interface PendingRow {
+  id: string;
+  consumer: string;
+  idleMs: number;
+  deliveries: number;
+}
+
+export async function pendingRows(admin: Redis, stream: string, group: string): Promise<PendingRow[]> {
+  const rows = (await admin.xpending(stream, group, '-', '+', 10_000)) as Array<[string, string, number, number]>;
+  return rows.map(([id, consumer, idleMs, deliveries]) => ({ id, consumer, idleMs, deliveries }));
+}
+
+export async function pendingIds(admin: Redis, stream: string, group: string): Promise<string[]> {
+  return (await pendingRows(admin, stream, group)).map((r) => r.id);
+}
+
+/** DLT records as field maps (string values). */
+export async function dltRecords(admin: Redis, dlt: string): Promise<Array<Record<string, string>>> {
+  const entries = await admin.xrange(dlt, '-', '+');
+  return entries.map(([, flat]) => {
+    const record: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i]!] = flat[i + 1]!;
+    return record;
+  });
+}
+
+/** Appends an entry with the given string fields; returns its id. */
+export async function append(admin: Redis, stream: string, fields: Record<string, string | Buffer>): Promise<string> {
+  const flat = Object.entries(fields).flat();
+  return (await admin.xadd(stream, '*', ...flat)) as string;
+}
