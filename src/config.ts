@@ -48,6 +48,11 @@ export const consumerConfigSchema = z.strictObject({
   dltRetentionSeconds: positiveInt.default(14 * 24 * 3600),
   /** Handlers running at once within a round; 1 handles entries strictly in order. */
   concurrency: z.int().min(1).max(1_024).default(1),
+  /**
+   * How continuous mode waits between empty rounds: `block` = bounded XREAD BLOCK (TCP
+   * only), `sleep` = plain timer. Default: block on TCP, sleep on REST.
+   */
+  wait: z.enum(['block', 'sleep']).optional(),
   /** Where a newly created group starts: `0-0` replays history, `$` starts from now. */
   startFrom: z.enum(['0-0', '$']).default('0-0'),
 });

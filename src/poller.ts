@@ -45,6 +45,15 @@ export function assertSingleSlot(keys: StreamKeys): void {
   if (problems.length > 0) throw new ConfigError('consumer config', problems);
 }
 
+/** REST clients (Upstash) cannot hold a connection open: a blocking read is a config error. */
+export function assertWaitSupported(config: ConsumerConfig, port: RedisPort): void {
+  if (config.wait === 'block' && port.transport !== 'tcp') {
+    throw new ConfigError('consumer config', [
+      { path: 'wait', message: `"block" needs a TCP client; the ${port.transport} client cannot send blocking commands (use "sleep")` },
+    ]);
+  }
+}
+
 function isParsed(config: PollerOptions['config']): config is ConsumerConfig {
   return typeof (config as ConsumerConfig).keys?.dlt === 'string' && Object.isFrozen(config);
 }
@@ -52,6 +61,7 @@ function isParsed(config: PollerOptions['config']): config is ConsumerConfig {
 export function createPoller(options: PollerOptions): Poller {
   const config = isParsed(options.config) ? options.config : parseConsumerConfig(options.config);
   if (options.port.cluster) assertSingleSlot(config.keys);
+  assertWaitSupported(config, options.port);
   const deps = {
     port: options.port,
     config,

@@ -44,7 +44,7 @@ export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<R
       if (fresh.length === 0 && claim.nextCursor === '0-0') break;
     } else if (claim.entries.length === 0) {
       const waitMs = Math.min(config.blockMs, handlingTimeLeft());
-      await waitForEntries(deps.port, config.keys.stream, wake, waitMs, options.signal);
+      await waitForEntries(deps.port, config.keys.stream, wake, waitMs, options.signal, config.wait);
     }
   }
   return { ...total, durationMs: now() - startedAt, stoppedForDeadline: total.stoppedForDeadline || handlingTimeLeft() <= 0 };

@@ -19,9 +19,10 @@ export async function waitForEntries(
   state: WakeState,
   waitMs: number,
   signal?: AbortSignal,
+  strategy: 'block' | 'sleep' = port.transport === 'tcp' ? 'block' : 'sleep',
 ): Promise<void> {
   if (waitMs <= 0) return;
-  if (port.transport === 'rest') return sleep(waitMs, signal);
+  if (strategy === 'sleep' || port.transport !== 'tcp') return sleep(waitMs, signal);
   const reply = await runCommand(
     port,
     command('XREAD', 'COUNT', 1, 'BLOCK', Math.ceil(waitMs), 'STREAMS', stream, state.lastSeenId),

@@ -1,0 +1,57 @@
+/**
+ * Redis Cluster (3 masters, private): a full round with hash-tagged names, and configs
+ * whose keys would span slots rejected before any command is sent.
+ */
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ConfigError } from '../../src/errors';
+import { createPoller } from '../../src/poller';
+import { connectIoredisCluster } from '../../src/redis/ioredis-port';
+import { meterPort } from '../../src/redis/metered';
+import type { RedisPort } from '../../src/redis/port';
+import { Rejection } from '../../src/verdict';
+import { fastConfig, recordingProcessor } from '../support/poller';
+import { uniquePrefix } from '../support/redis';
+
+describe('redis cluster (ioredis)', () => {
+  let admin: Cluster;
+  let port: RedisPort;
+  beforeAll(() => {
+    admin = new Cluster(inject('clusterNodes'));
+    port = connectIoredisCluster(inject('clusterNodes'));
+  });
+  afterAll(async () => {
+    await port.close();
+    admin.disconnect();
+  });
+
+  it('runs a round with hash-tagged keys: acks, dead-letters and stores the cursor on one slot', async () => {
+    const stream = `orders:{${uniquePrefix()}}`;
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { keyTag: stream.slice(8, -1) }),
+      process: recordingProcessor([], (payload) => (payload === 'bad' ? Promise.reject(new Rejection('poison')) : 'committed')),
+    });
+    expect(await poller.ensureGroup()).toBe('created');
+    await admin.xadd(stream, '*', 'event_id', 'e1', 'payload', 'good');
+    await admin.xadd(stream, '*', 'event_id', 'e2', 'payload', 'bad');
+    const report = await poller.run({ mode: 'drain' });
+    expect(report).toMatchObject({ acked: 1, deadLettered: 1, retained: 0 });
+    expect(await admin.xpending(stream, 'g')).toEqual([0, null, null, null]);
+    expect(await admin.xlen(poller.config.keys.dlt)).toBe(1);
+    expect(await admin.exists(`${poller.config.keys.markerPrefix}e2`)).toBe(1);
+    expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
+  });
+
+  it('rejects, before any command, a config whose names span two hash tags', () => {
+    const metered = meterPort(port);
+    const build = (overrides: object) =>
+      createPoller({ port: metered, config: fastConfig('orders:{a}', overrides), process: recordingProcessor([]) });
+    expect(() => build({ keyTag: 'a', keys: { dlt: 'orders:{b}:dlt' } })).toThrow(ConfigError);
+    expect(() => build({ keys: { cursor: 'cursor:{b}' } })).toThrow(/keys\.cursor/);
+    expect(() =>
+      createPoller({ port: metered, config: fastConfig('orders-untagged'), process: recordingProcessor([]) }),
+    ).toThrow(/stream: needs a hash tag/);
+    expect(metered.roundTrips).toBe(0);
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * The EVALSHA → NOSCRIPT → EVAL fallback, on a private server so flushing its script cache
+ * cannot disturb the round-trip counts of suites running in parallel.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisProcess } from '../../local/redis-server';
+import { ensureGroup } from '../../src/groups';
+import { createPoller } from '../../src/poller';
+import { connectIoredis } from '../../src/redis/ioredis-port';
+import { meterPort } from '../../src/redis/metered';
+import { fastConfig, recordingProcessor } from '../support/poller';
+
+describe('script cache flushed (ioredis, private server)', () => {
+  let server: RedisProcess;
+  let admin: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await server.stop();
+  });
+
+  it('keeps working after SCRIPT FLUSH, loading the scripts again', async () => {
+    const port = meterPort(connectIoredis(server.url));
+    await ensureGroup(port, 's', 'g', '0-0');
+    const seen: string[] = [];
+    const poller = createPoller({ port, config: fastConfig('s'), process: recordingProcessor(seen) });
+    for (const round of [1, 2]) {
+      await admin.script('FLUSH');
+      await admin.xadd('s', '*', 'event_id', `e${round}`, 'payload', `p${round}`);
+      const before = port.roundTrips;
+      const { report } = await poller.round(Date.now() + 5_000);
+      expect(report.acked).toBe(1);
+      // claim + settle, each followed by one EVAL after its NOSCRIPT
+      expect(port.roundTrips - before).toBe(4);
+    }
+    expect(seen).toEqual(['p1', 'p2']);
+    expect(await admin.xpending('s', 'g')).toEqual([0, null, null, null]);
+    const warm = port.roundTrips;
+    await admin.xadd('s', '*', 'event_id', 'e3', 'payload', 'p3');
+    await poller.round(Date.now() + 5_000);
+    expect(port.roundTrips - warm).toBe(2);
+    await port.close();
+  });
+});

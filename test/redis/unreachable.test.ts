@@ -1,0 +1,58 @@
+/**
+ * Redis becoming unreachable mid-round (TCP client; the connection runs through a proxy the
+ * test cuts). The round must fail loudly and leave every undecided entry pending — never
+ * report "no messages" and never ack something it could not confirm.
+ */
+import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { ensureGroup } from '../../src/groups';
+import { createPoller } from '../../src/poller';
+import { connectIoredis } from '../../src/redis/ioredis-port';
+import { fastConfig, recordingProcessor } from '../support/poller';
+import { adminClient, append, pendingIds, uniquePrefix } from '../support/redis';
+import { startTcpProxy } from '../support/tcp-proxy';
+
+describe('redis unreachable mid-round (ioredis)', () => {
+  let admin: Redis;
+  beforeAll(() => {
+    admin = adminClient();
+  });
+  afterAll(() => {
+    admin.disconnect();
+  });
+
+  it('rejects the round with REDIS_UNAVAILABLE and leaves every entry pending', async () => {
+    const target = new URL(inject('redisUrl'));
+    const proxy = await startTcpProxy(target.hostname, Number(target.port));
+    const port = connectIoredis(proxy.url);
+    const stream = `${uniquePrefix()}:s`;
+    await ensureGroup(port, stream, 'g', '0-0');
+    const ids = [];
+    for (let i = 0; i < 3; i += 1) ids.push(await append(admin, stream, { event_id: `e${i}`, payload: `p${i}` }));
+
+    const seen: string[] = [];
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream),
+      process: recordingProcessor(seen, (payload) => {
+        if (payload === 'p1') proxy.cut(); // the network goes away while handlers run
+        return 'committed';
+      }),
+    });
+    await expect(poller.run({ mode: 'drain' })).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+    expect(seen).toEqual(['p0', 'p1', 'p2']);
+    expect(await pendingIds(admin, stream, 'g')).toEqual(ids);
+    await port.close();
+    await proxy.close();
+  });
+
+  it('rejects when Redis is unreachable from the start, reading nothing', async () => {
+    const proxy = await startTcpProxy('127.0.0.1', 1);
+    const port = connectIoredis(proxy.url);
+    const poller = createPoller({ port, config: fastConfig(`${uniquePrefix()}:s`), process: recordingProcessor([]) });
+    await expect(poller.run({ mode: 'drain' })).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+    await port.close();
+    await proxy.close();
+  });
+});

@@ -1,0 +1,101 @@
+/** SPEC §5.4: every budget bounded, all problems listed by field path, nothing echoed. */
+import { describe, expect, it } from 'vitest';
+import { parseConsumerConfig } from '../../src/config';
+import { ConfigError } from '../../src/errors';
+
+const valid = { stream: 'orders', group: 'g', consumer: 'c', runBudgetMs: 60_000, minIdleMs: 120_000 };
+
+function problemsFor(input: object): string[] {
+  try {
+    parseConsumerConfig(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('consumer config', () => {
+  it('accepts a minimal config and derives every key from the stream', () => {
+    const config = parseConsumerConfig(valid);
+    expect(config.keys).toEqual({
+      stream: 'orders',
+      dlt: 'orders:dlt',
+      markerPrefix: 'orders:dlt:marker:',
+      entryMarkerPrefix: 'orders:dlt:entry-marker:',
+      cursor: 'orders:cursor:g',
+      publishDedupePrefix: 'orders:pub:',
+    });
+    expect(config.reclaimBatch).toBe(config.batch);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('does not mutate the caller object', () => {
+    const input = { ...valid };
+    parseConsumerConfig(input);
+    expect(input).toEqual(valid);
+  });
+
+  it.each([
+    ['blockMs', 0],
+    ['blockMs', 60_001],
+    ['batch', 0],
+    ['batch', 10_001],
+    ['reclaimBatch', 0],
+    ['handlerTimeoutMs', 0],
+    ['handlerTimeoutMs', 60_001],
+    ['minIdleMs', 0],
+    ['markerTtlSeconds', 0],
+    ['concurrency', 0],
+    ['batch', 1.5],
+  ])('rejects %s = %s naming the field', (field, value) => {
+    const problems = problemsFor({ ...valid, [field]: value });
+    expect(problems.some((p) => p.startsWith(`${field}:`))).toBe(true);
+  });
+
+  it('rejects BLOCK 0 explicitly, since Redis would wait forever', () => {
+    expect(() => parseConsumerConfig({ ...valid, blockMs: 0 })).toThrow(/blockMs/);
+  });
+
+  it('lists every problem at once', () => {
+    const problems = problemsFor({ ...valid, stream: 'has space', group: '', batch: 0, blockMs: 0, extra: true });
+    expect(problems.map((p) => p.split(':')[0])).toEqual(expect.arrayContaining(['stream', 'group', 'batch', 'blockMs', '']));
+  });
+
+  it('rejects names over 128 bytes for group and consumer, counting bytes not characters', () => {
+    expect(problemsFor({ ...valid, consumer: 'é'.repeat(65) })[0]).toMatch(/^consumer:/);
+    expect(() => parseConsumerConfig({ ...valid, consumer: 'é'.repeat(64) })).not.toThrow();
+  });
+
+  it('rejects batch × handler timeout above one hour', () => {
+    expect(problemsFor({ ...valid, batch: 10_000, handlerTimeoutMs: 361 })[0]).toMatch(/^handlerTimeoutMs: batch × handlerTimeoutMs/);
+    expect(() => parseConsumerConfig({ ...valid, batch: 1_000, handlerTimeoutMs: 3_600 })).not.toThrow();
+  });
+
+  it('rejects minIdle not above the run budget', () => {
+    expect(problemsFor({ ...valid, minIdleMs: 60_000 })[0]).toMatch(/^minIdleMs: must exceed runBudgetMs/);
+  });
+
+  it('rejects a marker TTL longer than the DLT retention', () => {
+    expect(problemsFor({ ...valid, markerTtlSeconds: 100, dltRetentionSeconds: 99 })[0]).toMatch(/^markerTtlSeconds:/);
+  });
+
+  it('rejects keys off the configured hash tag, naming each', () => {
+    const problems = problemsFor({ ...valid, stream: 'orders:{o}', keyTag: 'o', keys: { dlt: 'dlt:{x}', cursor: 'cursor' } });
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['keys.dlt', 'keys.cursor']);
+    expect(() => parseConsumerConfig({ ...valid, stream: 'orders:{o}', keyTag: 'o' })).not.toThrow();
+  });
+
+  it('never echoes the offending value', () => {
+    const secretish = 'sk_live_do_not_print';
+    const error = (() => {
+      try {
+        parseConsumerConfig({ ...valid, group: secretish.repeat(10), unexpected: secretish });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(error?.message).toContain('group');
+    expect(error?.message).not.toContain(secretish);
+  });
+});

@@ -1,0 +1,110 @@
+/** Bounded concurrency, ordering keys, timeouts and the deadline — pure logic, real timers. */
+import { describe, expect, it } from 'vitest';
+import { decideAll, runOrdered, type EntryProcessor } from '../../src/decide';
+import type { StreamEntry } from '../../src/entry';
+import { Verdicts } from '../../src/verdict';
+
+const entry = (id: string, key?: string): StreamEntry => ({
+  id,
+  fields: new Map(key ? [['key', new TextEncoder().encode(key)]] : []),
+  deliveries: 1,
+  reclaimed: false,
+});
+const keyOf = (e: StreamEntry) => (e.fields.has('key') ? new TextDecoder().decode(e.fields.get('key')) : undefined);
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('runOrdered', () => {
+  it('runs in index order with limit 1', async () => {
+    const order: number[] = [];
+    await runOrdered([0, 1, 2, 3], 1, undefined, () => true, async (i) => {
+      await tick(3 - i);
+      order.push(i);
+    });
+    expect(order).toEqual([0, 1, 2, 3]);
+  });
+
+  it('never exceeds the limit and keeps one key sequential, in order', async () => {
+    const items = ['a', 'b', 'a', 'c', 'a', 'b'];
+    let running = 0;
+    let peak = 0;
+    const activeKeys = new Set<string>();
+    const finished: number[] = [];
+    await runOrdered(items, 3, (k) => k, () => true, async (i) => {
+      const key = items[i]!;
+      expect(activeKeys.has(key)).toBe(false);
+      activeKeys.add(key);
+      running += 1;
+      peak = Math.max(peak, running);
+      await tick(5);
+      running -= 1;
+      activeKeys.delete(key);
+      finished.push(i);
+    });
+    expect(peak).toBe(3);
+    expect(finished.filter((i) => items[i] === 'a')).toEqual([0, 2, 4]);
+    expect(finished.filter((i) => items[i] === 'b')).toEqual([1, 5]);
+  });
+
+  it('starts nothing more once mayStart says no', async () => {
+    const started: number[] = [];
+    await runOrdered([0, 1, 2], 1, undefined, () => started.length < 2, async (i) => {
+      started.push(i);
+    });
+    expect(started).toEqual([0, 1]);
+  });
+});
+
+describe('decideAll', () => {
+  const options = (over: object = {}) => ({
+    concurrency: 1,
+    deadline: Date.now() + 10_000,
+    handlerTimeoutMs: 1_000,
+    settleReserveMs: 10,
+    now: Date.now,
+    ...over,
+  });
+
+  it('retains an entry whose handler outlives its timeout, and aborts its signal', async () => {
+    let aborted = false;
+    const process: EntryProcessor = (_, ctx) =>
+      new Promise(() => {
+        ctx.signal.addEventListener('abort', () => {
+          aborted = true;
+        });
+      });
+    const result = await decideAll([entry('1-0')], process, options({ handlerTimeoutMs: 20 }));
+    expect(result.decisions[0]!.verdict).toEqual(Verdicts.retain('handler_timeout'));
+    expect(aborted).toBe(true);
+    expect(result.stoppedForDeadline).toBe(false);
+  });
+
+  it('classifies a processor that throws synchronously as transient', async () => {
+    const process: EntryProcessor = () => {
+      throw new Error('boom');
+    };
+    const result = await decideAll([entry('1-0')], process, options());
+    expect(result.decisions[0]!.verdict).toEqual(Verdicts.retain('handler_error'));
+  });
+
+  it('cuts a handler at the deadline, not at its own longer timeout', async () => {
+    const process: EntryProcessor = () => new Promise(() => {});
+    const result = await decideAll([entry('1-0'), entry('2-0')], process, options({ deadline: Date.now() + 60 }));
+    expect(result.decisions.map((d) => d.verdict)).toEqual([Verdicts.retain('deadline'), Verdicts.retain('deadline')]);
+    expect(result.handled).toBe(1);
+    expect(result.stoppedForDeadline).toBe(true);
+  });
+
+  it('handles entries of different keys concurrently but one key in order', async () => {
+    const log: string[] = [];
+    const process: EntryProcessor = async (e) => {
+      log.push(`start ${e.id}`);
+      await tick(10);
+      log.push(`end ${e.id}`);
+      return Verdicts.ack();
+    };
+    const entries = [entry('1-0', 'x'), entry('2-0', 'y'), entry('3-0', 'x')];
+    await decideAll(entries, process, options({ concurrency: 4, orderingKey: keyOf }));
+    expect(log.slice(0, 2).sort()).toEqual(['start 1-0', 'start 2-0']);
+    expect(log.indexOf('start 3-0')).toBeGreaterThan(log.indexOf('end 1-0'));
+  });
+});
