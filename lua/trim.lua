@@ -1,0 +1,79 @@
+--[[
+  trim.lua: delete only what every consumer group is done with (SPEC §7, safe trim).
+
+  For each group on the stream the frontier is the smaller of its last-delivered id (every
+  entry after it is still unread by that group) and its smallest pending id (delivered, not
+  yet acked). The stream frontier is the smallest group frontier, and XTRIM MINID keeps
+  every entry whose id is >= MINID — so trimming at exactly the frontier removes only
+  entries that every group has both read and acknowledged.
+
+  Evidence and deletion share one script: no group can be created, and no entry read or
+  acked, between computing the frontier and trimming at it. A group created after the
+  script simply sees the trimmed stream.
+
+  Fail closed: no groups, or any group whose name, last-delivered id or PEL summary cannot
+  be read or parsed, means nothing is deleted. Never fall back to last-delivered when the
+  PEL is non-empty but its smallest id is unreadable. Ids are compared as decimal strings,
+  not Lua numbers: a 64-bit sequence number does not survive conversion to a double.
+
+  KEYS[1]  source stream
+  ARGV     none
+
+  Reply: { removed, frontier, status }
+    removed   entries XTRIM deleted (0 unless status is 'trimmed')
+    frontier  the MINID used ('' when nothing was attempted)
+    status    'trimmed' | 'no_stream' | 'no_groups' | 'bad_evidence'
+]]
+local stream = KEYS[1]
+
+-- Splits 'ms-seq' into two digit strings without leading zeros; nil when malformed.
+local function parse_id(raw)
+  if type(raw) ~= 'string' then return nil end
+  local ms, seq = string.match(raw, '^(%d+)-(%d+)$')
+  if ms == nil then return nil end
+  return { (string.gsub(ms, '^0+(%d)', '%1')), (string.gsub(seq, '^0+(%d)', '%1')), raw }
+end
+
+-- Numeric order of two digit strings without leading zeros.
+local function digits_less(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+
+local function id_less(a, b)
+  if a[1] ~= b[1] then return digits_less(a[1], b[1]) end
+  return digits_less(a[2], b[2])
+end
+
+local function field(flat, name)
+  for i = 1, #flat - 1, 2 do
+    if flat[i] == name then return flat[i + 1] end
+  end
+  return nil
+end
+
+if redis.call('EXISTS', stream) == 0 then return { 0, '', 'no_stream' } end
+
+local groups = redis.call('XINFO', 'GROUPS', stream)
+if type(groups) ~= 'table' or #groups == 0 then return { 0, '', 'no_groups' } end
+
+local frontier = nil
+for _, info in ipairs(groups) do
+  if type(info) ~= 'table' then return { 0, '', 'bad_evidence' } end
+  local name = field(info, 'name')
+  local candidate = parse_id(field(info, 'last-delivered-id'))
+  if type(name) ~= 'string' or candidate == nil then return { 0, '', 'bad_evidence' } end
+
+  local summary = redis.call('XPENDING', stream, name)
+  if type(summary) ~= 'table' or type(summary[1]) ~= 'number' then return { 0, '', 'bad_evidence' } end
+  if summary[1] > 0 then
+    local smallest = parse_id(summary[2])
+    if smallest == nil then return { 0, '', 'bad_evidence' } end
+    if id_less(smallest, candidate) then candidate = smallest end
+  end
+
+  if frontier == nil or id_less(candidate, frontier) then frontier = candidate end
+end
+
+local removed = redis.call('XTRIM', stream, 'MINID', frontier[3])
+return { removed, frontier[3], 'trimmed' }

@@ -1,0 +1,88 @@
+/**
+ * Retention configuration for one source stream (SPEC §7): how long dead-letter evidence is
+ * kept, and when idle empty consumers are reaped. Parsed once with zod, every problem listed
+ * by field path, never echoing values; the result is frozen.
+ */
+import { z } from 'zod';
+import { problemsOf } from '../config';
+import { ConfigError, type ConfigProblem } from '../errors';
+import { deriveStreamKeys, hashTagOf, isValidKeyName } from '../keys';
+
+const DAY_SECONDS = 24 * 3600;
+
+const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
+const memberName = z
+  .string()
+  .refine((s) => s.length > 0 && new TextEncoder().encode(s).length <= 128, 'must be 1..=128 bytes');
+
+export const retentionConfigSchema = z.strictObject({
+  stream: keyName,
+  /** When set, the stream and DLT must both carry `{keyTag}` (one Cluster slot). */
+  keyTag: z.string().min(1).max(64).optional(),
+  keys: z.strictObject({ dlt: keyName.optional() }).optional(),
+  /** Dead-letter records older than this are trimmed. */
+  dltRetentionSeconds: z.int().positive().default(14 * DAY_SECONDS),
+  /**
+   * The longest marker TTL any consumer of this stream uses. A marker must never outlive
+   * the DLT record it stands for, so the window may not be shorter.
+   */
+  markerTtlSeconds: z.int().positive().default(7 * DAY_SECONDS),
+  reaper: z
+    .strictObject({
+      /** Consumers with zero pending idle longer than this are deleted. */
+      idleMs: z.int().positive().default(DAY_SECONDS * 1000),
+      /** At most this many deletions per run, so one run stays short. */
+      maxPerRun: z.int().min(1).max(100_000).default(1_000),
+      /** Groups to reap; omitted = every group on the stream. */
+      groups: z.array(memberName).min(1).optional(),
+    })
+    .prefault({}),
+});
+
+export type RetentionConfigInput = z.input<typeof retentionConfigSchema>;
+
+export interface RetentionConfig {
+  readonly stream: string;
+  readonly dlt: string;
+  readonly dltRetentionSeconds: number;
+  readonly markerTtlSeconds: number;
+  readonly reaper: {
+    readonly idleMs: number;
+    readonly maxPerRun: number;
+    readonly groups: readonly string[] | undefined;
+  };
+}
+
+function crossFieldProblems(config: RetentionConfig, keyTag: string | undefined): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (config.dltRetentionSeconds < config.markerTtlSeconds) {
+    problems.push({
+      path: 'dltRetentionSeconds',
+      message: 'must not be shorter than markerTtlSeconds: a marker must never outlive the evidence it stands for',
+    });
+  }
+  if (keyTag !== undefined) {
+    const keys: Array<[string, string]> = [['stream', config.stream], ['keys.dlt', config.dlt]];
+    for (const [path, key] of keys) {
+      if (hashTagOf(key) !== keyTag) problems.push({ path, message: `must carry the hash tag {${keyTag}} so every key shares one Cluster slot` });
+    }
+  }
+  return problems;
+}
+
+export function parseRetentionConfig(input: unknown): RetentionConfig {
+  const parsed = retentionConfigSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigError('retention config', problemsOf(parsed.error));
+  const { stream, keyTag, keys, reaper, dltRetentionSeconds, markerTtlSeconds } = parsed.data;
+  const config: RetentionConfig = {
+    stream,
+    // The DLT name rule lives in keys.ts; retention has no group, and the cursor is unused.
+    dlt: keys?.dlt ?? deriveStreamKeys(stream, '').dlt,
+    dltRetentionSeconds,
+    markerTtlSeconds,
+    reaper: Object.freeze({ idleMs: reaper.idleMs, maxPerRun: reaper.maxPerRun, groups: reaper.groups && Object.freeze([...reaper.groups]) }),
+  };
+  const problems = crossFieldProblems(config, keyTag);
+  if (problems.length > 0) throw new ConfigError('retention config', problems);
+  return Object.freeze(config);
+}

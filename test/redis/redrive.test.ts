@@ -1,0 +1,205 @@
+/**
+ * SPEC §7 redrive: dead-lettered entries go back to their source stream byte-for-byte
+ * (field order included), their marker is cleared and their DLT record deleted, in one
+ * script; the next run handles them like any fresh entry, and a second failure writes a
+ * second record. Everything is checked by reading Redis through a separate admin client.
+ *
+ * The binary case runs on every client: the non-UTF-8 bytes are written by the admin
+ * client and copied inside Redis (settle.lua, redrive.lua); through the port they are only
+ * read, which the REST client does byte-exactly.
+ */
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPoller, type Poller } from '../../src/poller';
+import { createProcessor, rawPayload } from '../../src/processor';
+import type { RedisPort } from '../../src/redis/port';
+import { createRedriver, type Redriver } from '../../src/redrive/redrive';
+import { Rejection, type HandlerOutcome } from '../../src/verdict';
+import { clientKinds } from '../support/clients';
+import { fastConfig } from '../support/poller';
+import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
+
+const HOUR_MS = 3_600_000;
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+type Behaviour = (eventId: string) => HandlerOutcome;
+const reject: Behaviour = () => {
+  throw new Rejection('order_unknown');
+};
+
+describe.each(clientKinds)('redrive over $name', (kind) => {
+  let admin: Redis;
+  let port: RedisPort;
+  let stream: string;
+  let poller: Poller;
+  let redriver: Redriver;
+  let behaviour: Behaviour;
+  let seen: Array<{ eventId: string; deliveries: number }>;
+
+  beforeAll(() => {
+    admin = adminClient();
+  });
+  afterAll(() => {
+    admin.disconnect();
+  });
+  beforeEach(async () => {
+    port = kind.connect();
+    stream = `${uniquePrefix()}:orders`;
+    seen = [];
+    behaviour = reject;
+    poller = createPoller({
+      port,
+      config: fastConfig(stream),
+      process: createProcessor(rawPayload, ({ eventId, deliveries }) => {
+        seen.push({ eventId, deliveries });
+        return behaviour(eventId);
+      }),
+    });
+    redriver = createRedriver({ port, config: poller.config });
+    await poller.ensureGroup();
+  });
+  afterEach(async () => {
+    await port.close();
+  });
+
+  const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });
+  const dlt = () => poller.config.keys.dlt;
+  const markerOf = (eventId: string) => `${poller.config.keys.markerPrefix}${eventId}`;
+  /** An entry's fields as [name, bytes] pairs, in stream order. */
+  const fieldsOf = async (id: string) => {
+    const [entry] = await admin.xrangeBuffer(stream, id, id);
+    const flat = entry![1];
+    const pairs: Array<[string, Buffer]> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!.toString(), flat[i + 1]!]);
+    return pairs;
+  };
+  const lastEntryId = async () => (await admin.xrevrange(stream, '+', '-', 'COUNT', 1))[0]![0];
+
+  async function deadLetter(fields: Array<[string, string | Buffer]>): Promise<string> {
+    const id = (await admin.xadd(stream, '*', ...fields.flat())) as string;
+    expect((await runOnce()).deadLettered).toBe(1);
+    return id;
+  }
+
+  it('redrives a rejected entry byte-for-byte; the next run acks it; its marker and record are gone', async () => {
+    const original: Array<[string, string]> = [
+      ['event', 'order.placed'],
+      ['event_id', 'e1'],
+      ['payload', '{"order":"o1"}'],
+      ['traceparent', TRACEPARENT],
+      ['x_custom', 'kept as is'],
+    ];
+    const sourceId = await deadLetter(original);
+    expect(await admin.get(markerOf('e1'))).toBe(sourceId);
+
+    const { records, next } = await redriver.list({ reasons: ['order_unknown'] });
+    expect(next).toBeUndefined();
+    expect(records).toHaveLength(1);
+    const [record] = records;
+    expect(record).toMatchObject({ eventId: 'e1', reason: 'order_unknown', sourceStream: stream, sourceEntryId: sourceId, group: 'g', deliveries: 1 });
+    expect([...record!.original].map(([name, value]) => [name, Buffer.from(value).toString()])).toEqual(original);
+
+    const outcomes = await redriver.redrive([record!.id]);
+
+    const newId = await lastEntryId();
+    expect(outcomes).toEqual([{ id: record!.id, status: 'redriven', entryId: newId }]);
+    expect(newId).not.toBe(sourceId);
+    expect(await fieldsOf(newId)).toEqual(original.map(([name, value]) => [name, Buffer.from(value)]));
+    expect(await admin.exists(markerOf('e1'))).toBe(0);
+    expect(await admin.xlen(dlt())).toBe(0);
+
+    behaviour = () => 'committed';
+    const report = await runOnce();
+    expect(report).toMatchObject({ acked: 1, deadLettered: 0 });
+    expect(seen).toEqual([
+      { eventId: 'e1', deliveries: 1 },
+      { eventId: 'e1', deliveries: 1 },
+    ]);
+    expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+    expect(await admin.xlen(dlt())).toBe(0);
+  });
+
+  it('dead-letters a redriven entry that fails again under a second, new record', async () => {
+    await deadLetter([['event_id', 'e1'], ['payload', 'p']]);
+    const [first] = (await redriver.list()).records;
+    const [outcome] = await redriver.redrive([first!.id]);
+    const entryId = outcome!.entryId;
+
+    const report = await runOnce();
+
+    // A marker left behind would have made this a silent "replay": acked, no record.
+    expect(report).toMatchObject({ deadLettered: 1, acked: 0 });
+    const { records } = await redriver.list();
+    expect(records).toHaveLength(1);
+    expect(records[0]!.id).not.toBe(first!.id);
+    expect(records[0]).toMatchObject({ eventId: 'e1', sourceEntryId: entryId, reason: 'order_unknown' });
+    expect(await admin.get(markerOf('e1'))).toBe(entryId);
+    expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+  });
+
+  it('clears the entry-id marker of an entry that had no usable event_id', async () => {
+    const sourceId = await deadLetter([['payload', 'no id']]);
+    const entryMarker = `${poller.config.keys.entryMarkerPrefix}${sourceId}`;
+    expect(await admin.exists(entryMarker)).toBe(1);
+    const [record] = (await redriver.list({ reasons: ['event_id_missing'] })).records;
+
+    expect((await redriver.redrive([record!.id]))[0]!.status).toBe('redriven');
+
+    expect(await admin.exists(entryMarker)).toBe(0);
+    expect(await fieldsOf(await lastEntryId())).toEqual([['payload', Buffer.from('no id')]]);
+  });
+
+  it('restores non-UTF-8 fields byte-for-byte', async () => {
+    const payload = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28]);
+    const blob = Buffer.from([0x00, 0xed, 0xa0, 0x80, 0x0a]);
+    const original: Array<[string, Buffer]> = [
+      ['event_id', Buffer.from('e-bin')],
+      ['payload', payload],
+      ['blob', blob],
+    ];
+    await deadLetter(original);
+    const [record] = (await redriver.list()).records;
+    expect(Buffer.from(record!.original.get('payload')!)).toEqual(payload);
+
+    await redriver.redrive([record!.id]);
+
+    expect(await fieldsOf(await lastEntryId())).toEqual(original);
+  });
+
+  it('reports what it cannot redrive and leaves those records alone', async () => {
+    await deadLetter([['event_id', 'e1'], ['payload', 'p']]);
+    const [good] = (await redriver.list()).records;
+    const foreign = (await admin.xadd(dlt(), '*', 'event_id', 'x', 'reason', 'r', 'source_stream', `${stream}:other`, 'orig_event_id', 'x', 'orig_payload', 'p')) as string;
+    const bare = (await admin.xadd(dlt(), '*', 'event_id', 'y', 'reason', 'r', 'source_stream', stream)) as string;
+    const lengthBefore = await admin.xlen(stream);
+
+    const outcomes = await redriver.redrive([good!.id, '1-1', 'not-an-id', foreign, bare, good!.id]);
+
+    expect(outcomes.map((o) => o.status)).toEqual(['redriven', 'missing', 'missing', 'foreign', 'no_original', 'missing']);
+    expect(await admin.xlen(stream)).toBe(lengthBefore + 1);
+    expect((await admin.xrange(dlt(), '-', '+')).map(([id]) => id)).toEqual([foreign, bare]);
+  });
+
+  it('lists by reason and age, page by page', async () => {
+    const [seconds] = await admin.time();
+    const now = Number(seconds) * 1000;
+    const ids = [`${now - 2 * HOUR_MS}-0`, `${now - HOUR_MS}-0`, `${now - 1000}-0`];
+    const reasons = ['a', 'b', 'a'];
+    for (const [i, id] of ids.entries()) {
+      await admin.xadd(dlt(), id, 'event_id', `e${i}`, 'reason', reasons[i]!, 'source_stream', stream, 'dead_lettered_at', id.split('-')[0]!, 'orig_event_id', `e${i}`);
+    }
+    const list = async (query: Parameters<Redriver['list']>[0]) => (await redriver.list({ now: () => now, ...query })).records.map((r) => r.id);
+
+    expect(await list({ reasons: ['a'] })).toEqual([ids[0], ids[2]]);
+    expect(await list({ olderThanMs: 90 * 60_000 })).toEqual([ids[0]]);
+    expect(await list({ newerThanMs: 90 * 60_000 })).toEqual([ids[1], ids[2]]);
+    expect(await list({ reasons: ['a'], olderThanMs: 30 * 60_000 })).toEqual([ids[0]]);
+
+    const page1 = await redriver.list({ scanLimit: 2, now: () => now });
+    expect(page1.records.map((r) => r.id)).toEqual(ids.slice(0, 2));
+    const page2 = await redriver.list({ scanLimit: 2, after: page1.next!, now: () => now });
+    expect(page2).toMatchObject({ next: undefined });
+    expect(page2.records.map((r) => r.id)).toEqual([ids[2]]);
+    expect(page1.records[0]).toMatchObject({ eventId: 'e0', reason: 'a', deadLetteredAt: now - 2 * HOUR_MS, deliveries: 0 });
+  });
+});
