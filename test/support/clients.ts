@@ -6,6 +6,7 @@
 import { inject } from 'vitest';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
+import { connectUpstash } from '../../src/redis/upstash-port';
 
 export interface ClientKind {
   readonly name: string;
@@ -18,4 +19,10 @@ export const ioredisKind: ClientKind = {
   connect: () => connectIoredis(inject('redisUrl')),
 };
 
-export const clientKinds: ClientKind[] = [ioredisKind];
+/** @upstash/redis over HTTP, through the test REST server in front of the same Redis. */
+export const upstashKind: ClientKind = {
+  name: 'upstash',
+  connect: () => connectUpstash({ url: inject('restUrl'), token: inject('restToken') }),
+};
+
+export const clientKinds: ClientKind[] = [ioredisKind, upstashKind];

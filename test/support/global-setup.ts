@@ -1,15 +1,22 @@
 /**
  * Vitest global setup: private redis-server processes on free ports for the whole run
- * (a standalone server and a 3-master Cluster). `REDIS_URL` points the standalone suites
- * at your own server instead; `REDIS_CLUSTER_NODES` (host:port,...) does the same for Cluster.
+ * (a standalone server and a 3-master Cluster), and an Upstash-protocol REST server in
+ * front of the standalone one, so every suite also runs over @upstash/redis. `REDIS_URL`
+ * points the standalone suites at your own server instead; `REDIS_CLUSTER_NODES`
+ * (host:port,...) does the same for Cluster.
  */
+import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { startRedisCluster, startRedisServer } from '../../local/redis-server';
+import { startRestServer } from './rest-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
     clusterNodes: Array<{ host: string; port: number }>;
+    /** Upstash REST endpoint forwarding to `redisUrl`, and its bearer token (random per run). */
+    restUrl: string;
+    restToken: string;
   }
 }
 
@@ -30,7 +37,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     stops.push(cluster.stop);
     clusterNodes = [...cluster.nodes];
   }
+  const restToken = randomBytes(24).toString('hex');
+  const rest = await startRestServer({ redisUrl, token: restToken });
+  stops.push(rest.close);
   project.provide('redisUrl', redisUrl);
+  project.provide('restUrl', rest.url);
+  project.provide('restToken', restToken);
   project.provide('clusterNodes', clusterNodes);
   return async () => {
     await Promise.all(stops.map((stop) => stop()));

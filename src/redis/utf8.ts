@@ -1,0 +1,63 @@
+/**
+ * What the REST transport can carry byte-for-byte.
+ *
+ * Upstash REST sends every command as a JSON array of strings, and the server stores a
+ * string's UTF-8 encoding. Well-formed UTF-8 therefore survives exactly (a leading BOM and
+ * NUL bytes included); any other byte sequence has no JSON string that stands for it. Reads
+ * are exact either way (the REST port decodes base64 replies to bytes itself), so the only
+ * limit is on writing: a publisher on REST must refuse non-UTF-8 values instead of letting
+ * them turn into U+FFFD on the way in.
+ */
+import type { Transport } from './port';
+
+/** `fatal` rejects malformed input; `ignoreBOM` keeps a leading U+FEFF instead of eating it. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A field value REST cannot write exactly. Stable `code`; names the field, never its bytes. */
+export class RestPayloadNotUtf8Error extends Error {
+  readonly code = 'REST_PAYLOAD_NOT_UTF8' as const;
+  /** The offending field (or `argument N of COMMAND` when raised by the port). */
+  readonly field: string;
+
+  constructor(field: string) {
+    super(
+      `${field} is not valid UTF-8: the REST transport (Upstash) can only carry UTF-8 text byte-for-byte; ` +
+        'publish binary payloads over TCP (ioredis) or encode them (e.g. base64) first',
+    );
+    this.name = 'RestPayloadNotUtf8Error';
+    this.field = field;
+  }
+}
+
+/** The text whose UTF-8 encoding is exactly `bytes`, or undefined when there is none. */
+export function exactUtf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isWellFormedUtf8(bytes: Uint8Array): boolean {
+  return exactUtf8Text(bytes) !== undefined;
+}
+
+export type FieldValue = string | Uint8Array;
+
+/**
+ * Throws RestPayloadNotUtf8Error for the first field value REST cannot write exactly;
+ * does nothing on TCP, which carries any bytes. Call it before appending, so nothing is
+ * written when a value is refused.
+ *
+ * @example
+ * assertFieldsFitTransport(port.transport, [['payload', bytes], ['event', 'order.placed']]);
+ */
+export function assertFieldsFitTransport(
+  transport: Transport,
+  fields: Iterable<readonly [name: string, value: FieldValue]>,
+): void {
+  if (transport !== 'rest') return;
+  for (const [name, value] of fields) {
+    if (typeof value !== 'string' && !isWellFormedUtf8(value)) throw new RestPayloadNotUtf8Error(`field "${name}"`);
+  }
+}
