@@ -6,6 +6,7 @@
  */
 import type { StreamEntry } from './entry';
 import type { Decision } from './settle';
+import { RoundTimeouts } from './timeouts';
 import { Verdicts, verdictOfThrown, type RetainCause, type Verdict } from './verdict';
 
 export interface DeliveryContext {
@@ -52,23 +53,28 @@ export async function decideAll(
   let micros = 0;
   let cutByDeadline = false;
 
+  const timeouts = new RoundTimeouts(options.now);
   const handleOne = async (index: number): Promise<void> => {
     const entry = entries[index]!;
-    const budget = settleBy - options.now();
-    const limitedByDeadline = budget < options.handlerTimeoutMs;
-    const timeoutMs = Math.min(options.handlerTimeoutMs, budget);
+    const now = options.now();
+    const limitedByDeadline = settleBy - now < options.handlerTimeoutMs;
+    const expiresAt = Math.min(now + options.handlerTimeoutMs, settleBy);
     const started = performance.now();
-    const verdict = await withTimeout(entry, process, timeoutMs, settleBy, limitedByDeadline ? 'deadline' : 'handler_timeout');
+    const verdict = await handleWithTimeout(entry, process, timeouts, expiresAt, settleBy, limitedByDeadline ? 'deadline' : 'handler_timeout');
     micros += Math.round((performance.now() - started) * 1000);
     handled += 1;
     if (verdict.kind === 'retain' && verdict.cause === 'deadline') cutByDeadline = true;
     slots[index]!.verdict = verdict;
   };
 
-  await runOrdered(entries, options.concurrency, options.orderingKey, () => settleBy - options.now() > 0, (index) => {
-    slots[index]!.started = true;
-    return handleOne(index);
-  });
+  try {
+    await runOrdered(entries, options.concurrency, options.orderingKey, () => settleBy - options.now() > 0, (index) => {
+      slots[index]!.started = true;
+      return handleOne(index);
+    });
+  } finally {
+    timeouts.dispose();
+  }
 
   const unstarted = slots.some((s) => !s.started);
   return {
@@ -79,36 +85,44 @@ export async function decideAll(
   };
 }
 
-async function withTimeout(
+/**
+ * Runs the processor and settles on whichever comes first: its verdict, or `retain` at
+ * `expiresAt`. The AbortSignal is created only if the handler asks for it (most never do,
+ * and an AbortController per entry is measurable at large batches).
+ */
+function handleWithTimeout(
   entry: StreamEntry,
   process: EntryProcessor,
-  timeoutMs: number,
+  timeouts: RoundTimeouts,
+  expiresAt: number,
   deadline: number,
   cause: RetainCause,
 ): Promise<Verdict> {
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<Verdict>((resolve) => {
-    timer = setTimeout(() => {
-      controller.abort(new Error(cause));
+  let controller: AbortController | undefined;
+  const context: DeliveryContext = {
+    deadline,
+    get signal() {
+      controller ??= new AbortController();
+      return controller.signal;
+    },
+  };
+  return new Promise<Verdict>((resolve) => {
+    const cancel = timeouts.watch(expiresAt, () => {
+      controller?.abort(new Error(cause));
       resolve(Verdicts.retain(cause));
-    }, Math.max(0, timeoutMs));
+    });
+    const done = (verdict: Verdict) => {
+      cancel();
+      resolve(verdict);
+    };
+    try {
+      process(entry, context).then(done, (error: unknown) => done(verdictOfThrown(error)));
+    } catch (error) {
+      done(verdictOfThrown(error));
+    }
   });
-  const handled = Promise.resolve()
-    .then(() => process(entry, { signal: controller.signal, deadline }))
-    .catch(verdictOfThrown);
-  try {
-    return await Promise.race([handled, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
-/**
- * Runs work(i) for each index with at most `limit` in flight. Entries sharing an ordering
- * key run one at a time, in index order; with limit 1 everything runs in order. Stops
- * starting new work as soon as mayStart() says no.
- */
 export function runOrdered<T>(
   items: readonly T[],
   limit: number,

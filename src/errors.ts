@@ -10,7 +10,9 @@ export type ErrorCode =
   | 'REDIS_UNAVAILABLE'
   | 'REDIS_COMMAND_FAILED'
   | 'REDIS_REPLY_UNEXPECTED'
-  | 'RUN_DEADLINE_TOO_CLOSE';
+  | 'RUN_DEADLINE_TOO_CLOSE'
+  | 'REST_BLOCKING_UNSUPPORTED'
+  | 'REST_PAYLOAD_NOT_UTF8';
 
 export class SagaStreamsError extends Error {
   readonly code: ErrorCode;

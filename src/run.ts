@@ -38,10 +38,11 @@ export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<R
     options.onRound?.(report);
     if (report.stoppedForDeadline) break;
 
-    const fresh = claim.entries.filter((e) => !e.reclaimed);
-    for (const entry of fresh) wake.lastSeenId = maxEntryId(wake.lastSeenId, entry.id);
+    const freshCount = claim.entries.length - claim.reclaimed;
+    // Fresh entries come in id order after the reclaimed ones: the last is the newest.
+    if (freshCount > 0) wake.lastSeenId = maxEntryId(wake.lastSeenId, claim.entries[claim.entries.length - 1]!.id);
     if (options.mode === 'drain') {
-      if (fresh.length === 0 && claim.nextCursor === '0-0') break;
+      if (freshCount === 0 && claim.nextCursor === '0-0') break;
     } else if (claim.entries.length === 0) {
       const waitMs = Math.min(config.blockMs, handlingTimeLeft());
       await waitForEntries(deps.port, config.keys.stream, wake, waitMs, options.signal, config.wait);

@@ -13,7 +13,7 @@
  * command is refused before anything is sent.
  */
 import { Redis, type UpstashRequest, type UpstashResponse } from '@upstash/redis';
-import { ConfigError, RedisCommandError, RedisUnavailableError, ReplyShapeError } from '../errors';
+import { ConfigError, RedisCommandError, RedisUnavailableError, ReplyShapeError, SagaStreamsError } from '../errors';
 import type { RedisArg, RedisCommand, RedisPort, RedisReply } from './port';
 import { exactUtf8Text, RestPayloadNotUtf8Error } from './utf8';
 
@@ -31,16 +31,15 @@ const AUTH_REFUSALS = new Set(['WRONGPASS', 'NOAUTH']);
 const BLOCKING_COMMANDS = new Set(['BLPOP', 'BRPOP', 'BRPOPLPUSH', 'BLMOVE', 'BLMPOP', 'BZPOPMIN', 'BZPOPMAX', 'BZMPOP', 'WAIT', 'WAITAOF']);
 
 /** A command REST cannot run (it would hold an HTTP request open); nothing was sent. */
-export class RestBlockingCommandError extends Error {
-  readonly code = 'REST_BLOCKING_UNSUPPORTED' as const;
+export class RestBlockingCommandError extends SagaStreamsError {
   readonly command: string;
 
   constructor(command: string) {
     super(
+      'REST_BLOCKING_UNSUPPORTED',
       `${command} would block, and the REST transport (Upstash) cannot run blocking commands; ` +
         'continuous runs over REST sleep between empty rounds instead',
     );
-    this.name = 'RestBlockingCommandError';
     this.command = command;
   }
 }

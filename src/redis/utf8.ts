@@ -8,23 +8,23 @@
  * limit is on writing: a publisher on REST must refuse non-UTF-8 values instead of letting
  * them turn into U+FFFD on the way in.
  */
+import { SagaStreamsError } from '../errors';
 import type { Transport } from './port';
 
 /** `fatal` rejects malformed input; `ignoreBOM` keeps a leading U+FEFF instead of eating it. */
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A field value REST cannot write exactly. Stable `code`; names the field, never its bytes. */
-export class RestPayloadNotUtf8Error extends Error {
-  readonly code = 'REST_PAYLOAD_NOT_UTF8' as const;
+export class RestPayloadNotUtf8Error extends SagaStreamsError {
   /** The offending field (or `argument N of COMMAND` when raised by the port). */
   readonly field: string;
 
   constructor(field: string) {
     super(
+      'REST_PAYLOAD_NOT_UTF8',
       `${field} is not valid UTF-8: the REST transport (Upstash) can only carry UTF-8 text byte-for-byte; ` +
         'publish binary payloads over TCP (ioredis) or encode them (e.g. base64) first',
     );
-    this.name = 'RestPayloadNotUtf8Error';
     this.field = field;
   }
 }
