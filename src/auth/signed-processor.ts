@@ -1,0 +1,61 @@
+/**
+ * An entry processor for signed (or exclusive) streams outside the saga contract: the
+ * core's identity checks, then the origin, then the payload decoder, then the handler,
+ * which also learns the authenticated producer.
+ */
+import type { DeliveryContext, EntryProcessor } from '../decide';
+import { Fields, fieldText, type StreamEntry } from '../entry';
+import { checkRequiredFields, type Delivery, type PayloadDecoder } from '../processor';
+import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
+import type { StreamAuth, StreamAuthInput } from './modes';
+import { createOriginVerifier } from './verifier';
+
+export interface SignedDelivery<P> extends Delivery<P> {
+  readonly producer: string;
+}
+
+export type SignedDeliveryHandler<P> = (delivery: SignedDelivery<P>) => Promise<HandlerOutcome> | HandlerOutcome;
+
+export interface SignedProcessorOptions<P> {
+  /** The stream this processor's consumer reads; the signature binds it. */
+  readonly stream: string;
+  readonly auth: StreamAuth | StreamAuthInput;
+  readonly decode: PayloadDecoder<P>;
+  readonly handler: SignedDeliveryHandler<P>;
+}
+
+/** Runs a decoder; a Rejection it throws becomes that dead-letter, anything else is retained. */
+export function decodeOrVerdict<P>(decode: PayloadDecoder<P>, bytes: Uint8Array): { payload: P } | Verdict {
+  try {
+    return { payload: decode(bytes) };
+  } catch (error) {
+    return verdictOfThrown(error);
+  }
+}
+
+export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
+  const verify = createOriginVerifier(options.stream, options.auth);
+  return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
+    const incomplete = checkRequiredFields(entry);
+    if (incomplete) return incomplete;
+    const origin = await verify(entry);
+    if (origin.kind !== 'authentic') return origin;
+    const decoded = decodeOrVerdict(options.decode, entry.fields.get(Fields.payload)!);
+    if ('kind' in decoded) return decoded;
+    const outcome = await options.handler({
+      entry,
+      eventId: fieldText(entry, Fields.eventId)!,
+      eventType: fieldText(entry, Fields.event),
+      payload: decoded.payload,
+      traceparent: fieldText(entry, Fields.traceparent),
+      deliveries: entry.deliveries,
+      // A getter: the round creates the AbortSignal only for handlers that read it.
+      get signal() {
+        return context.signal;
+      },
+      deadline: context.deadline,
+      producer: origin.producer,
+    });
+    return verdictOfOutcome(outcome);
+  };
+}

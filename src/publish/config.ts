@@ -1,0 +1,100 @@
+/**
+ * Publisher configuration (SPEC §5.4, §6.1): validated once, every problem listed, and
+ * turned into a frozen event_type → route map. A publisher signs, so it takes one key per
+ * route and refuses a verification keyring.
+ */
+import { z } from 'zod';
+import { checkStreamAuth, type StreamAuth } from '../auth/modes';
+import { problemsOf } from '../config';
+import { ConfigError, type ConfigProblem } from '../errors';
+import { deriveStreamKeys, hashTagOf, isValidKeyName } from '../keys';
+
+/** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
+export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
+export const MAX_DEDUPE_WINDOW_SECONDS = 7 * 24 * 3600;
+/** A publish that has no reply by then fails as transient instead of hanging its caller. */
+export const DEFAULT_PUBLISH_TIMEOUT_MS = 5_000;
+/** Largest batch sent in one round trip; bounds the memory of one request. */
+export const MAX_PUBLISH_BATCH = 10_000;
+
+const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
+
+const routeSchema = z.union([
+  keyName,
+  z.strictObject({ stream: keyName, publishDedupePrefix: keyName.optional(), auth: z.unknown().optional() }),
+]);
+
+export const publisherConfigSchema = z.strictObject({
+  /** event_type → stream (or {stream, publishDedupePrefix?, auth?}). */
+  routes: z
+    .record(z.string().min(1).max(256), routeSchema)
+    .refine((routes) => Object.keys(routes).length > 0, 'must hold at least one route'),
+  /** Default auth of every route without its own: `hmac` or `exclusive-stream`. */
+  auth: z.unknown().optional(),
+  /** 0 turns the dedupe window off: each publish appends. */
+  dedupeWindowSeconds: z.int().min(0).max(MAX_DEDUPE_WINDOW_SECONDS).default(DEFAULT_DEDUPE_WINDOW_SECONDS),
+  /** When set, every stream and dedupe prefix must carry `{keyTag}`. */
+  keyTag: z.string().min(1).max(64).optional(),
+  timeoutMs: z.int().min(1).max(60_000).default(DEFAULT_PUBLISH_TIMEOUT_MS),
+});
+
+export type PublisherConfigInput = z.input<typeof publisherConfigSchema>;
+
+export interface PublishRoute {
+  readonly eventType: string;
+  readonly stream: string;
+  readonly dedupePrefix: string;
+  readonly auth: StreamAuth;
+}
+
+export interface PublisherConfig {
+  readonly routes: ReadonlyMap<string, PublishRoute>;
+  readonly dedupeWindowSeconds: number;
+  readonly timeoutMs: number;
+}
+
+function slotProblems(route: PublishRoute, path: string, keyTag: string | undefined, cluster: boolean, dedupe: boolean): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (keyTag !== undefined) {
+    if (hashTagOf(route.stream) !== keyTag) problems.push({ path, message: `stream must carry the hash tag {${keyTag}}` });
+    if (dedupe && hashTagOf(route.dedupePrefix) !== keyTag) {
+      problems.push({ path: `${path}.publishDedupePrefix`, message: `must carry the hash tag {${keyTag}}` });
+    }
+  } else if (cluster && dedupe && (hashTagOf(route.stream) === route.stream || hashTagOf(route.dedupePrefix) !== hashTagOf(route.stream))) {
+    problems.push({
+      path,
+      message: 'on Redis Cluster the stream needs a hash tag (e.g. "orders:{o}") shared by its dedupe records, which one script writes with it',
+    });
+  }
+  return problems;
+}
+
+export function parsePublisherConfig(input: unknown, options: { cluster: boolean }): PublisherConfig {
+  const parsed = publisherConfigSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigError('publisher config', problemsOf(parsed.error));
+  const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs } = parsed.data;
+  const problems: ConfigProblem[] = [];
+  const routes = new Map<string, PublishRoute>();
+  for (const [eventType, input] of Object.entries(routeInputs)) {
+    const path = `routes.${eventType}`;
+    const spec = typeof input === 'string' ? { stream: input } : input;
+    const authInput = 'auth' in spec && spec.auth !== undefined ? spec.auth : defaultAuth;
+    const authPath = authInput === defaultAuth ? 'auth' : `${path}.auth`;
+    if (authInput === undefined) {
+      problems.push({ path: authPath, message: 'required: give the route an auth or the publisher a default auth' });
+      continue;
+    }
+    const checked = checkStreamAuth(authInput, 'publisher', authPath);
+    if (!checked.auth) {
+      // The default auth is reported once, not once per route using it.
+      if (!problems.some((p) => p.path.startsWith(authPath))) problems.push(...checked.problems);
+      continue;
+    }
+    const keys = deriveStreamKeys(spec.stream, '', { publishDedupePrefix: 'publishDedupePrefix' in spec ? spec.publishDedupePrefix : undefined });
+    const route: PublishRoute = Object.freeze({ eventType, stream: spec.stream, dedupePrefix: keys.publishDedupePrefix, auth: checked.auth });
+    problems.push(...slotProblems(route, path, keyTag, options.cluster, dedupeWindowSeconds > 0));
+    routes.set(eventType, route);
+  }
+  if (problems.length > 0) throw new ConfigError('publisher config', problems);
+  return Object.freeze({ routes, dedupeWindowSeconds, timeoutMs });
+}

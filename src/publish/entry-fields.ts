@@ -1,0 +1,85 @@
+/**
+ * An event turned into the fields of its stream entry (SPEC §3.1), signed when the route
+ * is an hmac route. Everything about an event that can be wrong is checked here, before
+ * anything is sent, so an unusable event never reaches Redis.
+ */
+import { bytesOf } from '../auth/canonical';
+import { signEntry } from '../auth/signature';
+import { Fields } from '../entry';
+import { isValidEventId } from '../keys';
+import type { RedisArg, Transport } from '../redis/port';
+import type { PublishRoute } from './config';
+import { PublishError } from './errors';
+import { isValidTraceparent } from './traceparent';
+
+export interface PublishEvent {
+  /** The routing key: decides the stream. */
+  readonly eventType: string;
+  /** Globally unique; the consumer's only deduplication identity. */
+  readonly eventId: string;
+  /** Envelope bytes; a string is sent as its UTF-8 bytes. */
+  readonly payload: Uint8Array | string;
+  /** W3C traceparent, reaching the consumer's handler (and covered by the signature). */
+  readonly traceparent?: string;
+}
+
+export interface PreparedEntry {
+  readonly event: PublishEvent;
+  readonly route: PublishRoute;
+  /** Field, value pairs in wire order. */
+  readonly fields: RedisArg[];
+}
+
+export function routeOf(routes: ReadonlyMap<string, PublishRoute>, event: PublishEvent): PublishRoute {
+  const route = typeof event.eventType === 'string' ? routes.get(event.eventType) : undefined;
+  if (!route) throw new PublishError('PUBLISH_ROUTE_UNKNOWN', `no route for event type ${JSON.stringify(String(event.eventType))}`);
+  return route;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    strictUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function checkEvent(event: PublishEvent, transport: Transport): void {
+  if (typeof event.eventId !== 'string' || !isValidEventId(event.eventId)) {
+    throw new PublishError('PUBLISH_EVENT_INVALID', 'event_id must be 1..=256 printable ASCII characters without spaces');
+  }
+  if (!(event.payload instanceof Uint8Array) && typeof event.payload !== 'string') {
+    throw new PublishError('PUBLISH_EVENT_INVALID', `payload of ${event.eventId} must be a Uint8Array or a string`);
+  }
+  // REST carries values as JSON strings: bytes that are not UTF-8 would arrive altered and
+  // their signature would no longer verify. Refuse them here rather than corrupt them.
+  if (transport === 'rest' && event.payload instanceof Uint8Array && !isUtf8(event.payload)) {
+    throw new PublishError(
+      'PUBLISH_EVENT_INVALID',
+      `payload of ${event.eventId} is not valid UTF-8, which the REST transport cannot carry byte-for-byte: publish it over TCP or encode it`,
+    );
+  }
+  if (event.traceparent !== undefined && !isValidTraceparent(event.traceparent)) {
+    throw new PublishError('PUBLISH_EVENT_INVALID', `traceparent of ${event.eventId} is not a valid W3C traceparent`);
+  }
+}
+
+export async function prepareEntry(route: PublishRoute, event: PublishEvent): Promise<PreparedEntry> {
+  const payload = bytesOf(event.payload);
+  const fields: RedisArg[] = [Fields.event, event.eventType, Fields.eventId, event.eventId, Fields.payload, payload];
+  if (event.traceparent !== undefined) fields.push(Fields.traceparent, event.traceparent);
+  if (route.auth.mode === 'hmac') {
+    const sig = await signEntry(route.auth.key, {
+      stream: route.stream,
+      eventId: event.eventId,
+      eventType: event.eventType,
+      payload,
+      traceparent: event.traceparent,
+    });
+    fields.push(Fields.keyId, route.auth.keyId, Fields.sig, sig);
+  }
+  return { event, route, fields };
+}

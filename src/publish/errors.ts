@@ -1,0 +1,26 @@
+/**
+ * Publish failures, branched on by `code`. Only PUBLISH_APPEND_FAILED is transient: the
+ * outbox should retry it, and since the append may have happened anyway, it bumps the
+ * duplicate hints. The other two are the caller's bug and nothing was sent.
+ */
+
+export type PublishErrorCode =
+  /** No route for the event type; nothing was written. */
+  | 'PUBLISH_ROUTE_UNKNOWN'
+  /** The event itself is unusable (event_id, payload or traceparent); nothing was written. */
+  | 'PUBLISH_EVENT_INVALID'
+  /** Redis did not confirm the append (unreachable, timed out, refused). Retry. */
+  | 'PUBLISH_APPEND_FAILED';
+
+export class PublishError extends Error {
+  readonly code: PublishErrorCode;
+  /** True when retrying the same events can succeed. */
+  readonly transient: boolean;
+
+  constructor(code: PublishErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PublishError';
+    this.code = code;
+    this.transient = code === 'PUBLISH_APPEND_FAILED';
+  }
+}

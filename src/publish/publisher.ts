@@ -1,0 +1,108 @@
+/**
+ * The library publisher (SPEC §6.1). Success means Redis confirmed the append. Any failure
+ * to get that confirmation is a transient PublishError — the caller's outbox retries — and
+ * counts as a duplicate hint, because the append may have happened. A batch is one round
+ * trip; with the dedupe window on, each event goes through publish.lua, so retrying a batch
+ * that half-failed appends only what is missing.
+ */
+import { publishScript } from '../generated/lua-scripts';
+import { command, type RedisPort, type RedisReply } from '../redis/port';
+import { asArray, asInteger, asText } from '../redis/reply';
+import { runOperations, type Operation } from '../redis/script';
+import { MAX_PUBLISH_BATCH, parsePublisherConfig, type PublisherConfig, type PublisherConfigInput } from './config';
+import { checkEvent, prepareEntry, routeOf, type PreparedEntry, type PublishEvent } from './entry-fields';
+import { PublishError } from './errors';
+import { addProcessDuplicateHints } from './hints';
+
+export interface PublishResult {
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly stream: string;
+  /** The appended entry's id; for a duplicate, the id of the original append. */
+  readonly entryId: string;
+  /** True when the dedupe window already held this event_id and nothing was appended. */
+  readonly duplicate: boolean;
+}
+
+export interface PublisherOptions extends PublisherConfigInput {
+  readonly port: RedisPort;
+}
+
+export interface Publisher {
+  readonly config: PublisherConfig;
+  publish(event: PublishEvent): Promise<PublishResult>;
+  /** All events in one round trip; results in input order. Invalid input sends nothing. */
+  publishBatch(events: readonly PublishEvent[]): Promise<PublishResult[]>;
+  /** Events of this publisher that went through a failed append. */
+  readonly duplicateHints: number;
+}
+
+function operationOf(config: PublisherConfig, entry: PreparedEntry): Operation {
+  const { route, event, fields } = entry;
+  if (config.dedupeWindowSeconds === 0) return command('XADD', route.stream, '*', ...fields);
+  return {
+    script: publishScript,
+    keys: [route.stream, route.dedupePrefix + event.eventId],
+    args: [config.dedupeWindowSeconds, ...fields],
+  };
+}
+
+function resultOf(entry: PreparedEntry, reply: RedisReply, deduped: boolean): PublishResult {
+  const base = { eventId: entry.event.eventId, eventType: entry.event.eventType, stream: entry.route.stream };
+  if (!deduped) return { ...base, entryId: asText(reply, 'XADD reply'), duplicate: false };
+  const [entryId, duplicate] = asArray(reply, 'publish reply');
+  return { ...base, entryId: asText(entryId, 'publish entry id'), duplicate: asInteger(duplicate, 'publish duplicate flag') === 1 };
+}
+
+/** Rejects after `ms`, so a publish never waits longer than its budget for a reply. */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no reply from Redis within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+export function createPublisher(options: PublisherOptions): Publisher {
+  const { port, ...input } = options;
+  const config = parsePublisherConfig(input, { cluster: port.cluster });
+  let hints = 0;
+
+  const appendAll = async (entries: PreparedEntry[]): Promise<RedisReply[]> => {
+    const sent = runOperations(port, entries.map((entry) => operationOf(config, entry)));
+    try {
+      return await withTimeout(sent, config.timeoutMs);
+    } catch (error) {
+      sent.catch(() => {}); // a late rejection after the timeout is already accounted for
+      hints += entries.length;
+      addProcessDuplicateHints(entries.length);
+      const what = entries.length === 1 ? `event ${entries[0]!.event.eventId}` : `batch of ${entries.length} events`;
+      const reason = error instanceof Error ? error.message : 'unknown failure';
+      throw new PublishError('PUBLISH_APPEND_FAILED', `append of ${what} not confirmed (retry it): ${reason}`, { cause: error });
+    }
+  };
+
+  const publishBatch = async (events: readonly PublishEvent[]): Promise<PublishResult[]> => {
+    if (events.length > MAX_PUBLISH_BATCH) {
+      throw new PublishError('PUBLISH_EVENT_INVALID', `a batch holds at most ${MAX_PUBLISH_BATCH} events`);
+    }
+    const routed = events.map((event) => {
+      const route = routeOf(config.routes, event);
+      checkEvent(event, port.transport);
+      return { route, event };
+    });
+    if (routed.length === 0) return [];
+    const entries = await Promise.all(routed.map(({ route, event }) => prepareEntry(route, event)));
+    const replies = await appendAll(entries);
+    return entries.map((entry, i) => resultOf(entry, replies[i] ?? null, config.dedupeWindowSeconds > 0));
+  };
+
+  return {
+    config,
+    publishBatch,
+    publish: async (event) => (await publishBatch([event]))[0]!,
+    get duplicateHints() {
+      return hints;
+    },
+  };
+}

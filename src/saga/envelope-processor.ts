@@ -1,0 +1,58 @@
+/**
+ * The saga entry pipeline, shared by command and result consumers. Order matters, and is
+ * the SPEC §4 table read top-down: the entry's identity fields, then its origin (nothing
+ * from an unauthenticated writer is even parsed), then the envelope bytes, then the
+ * envelope's claimed identity, then the consumer's own gate, and only then the handler.
+ */
+import { createOriginVerifier } from '../auth/verifier';
+import { DeadLetterReasons } from '../auth/reasons';
+import type { StreamAuth, StreamAuthInput } from '../auth/modes';
+import { decodeOrVerdict } from '../auth/signed-processor';
+import type { DeliveryContext, EntryProcessor } from '../decide';
+import { Fields, fieldText, type StreamEntry } from '../entry';
+import { checkRequiredFields, type PayloadDecoder } from '../processor';
+import { parseTraceparent } from '../publish/traceparent';
+import { Verdicts, verdictOfOutcome, type Verdict } from '../verdict';
+import type { SagaHandler } from './delivery';
+
+export interface EnvelopeProcessorSpec<E> {
+  readonly stream: string;
+  readonly auth: StreamAuth | StreamAuthInput;
+  readonly decode: PayloadDecoder<E>;
+  /** The id the envelope claims for itself (command_id / result_id). */
+  readonly idOf: (envelope: E) => string;
+  /** The consumer's own check (route, allowed producers); a verdict stops the entry. */
+  readonly gate: (envelope: E, producer: string) => Verdict | undefined;
+  readonly handler: SagaHandler<E>;
+}
+
+export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): EntryProcessor {
+  const verify = createOriginVerifier(spec.stream, spec.auth);
+  return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
+    const incomplete = checkRequiredFields(entry);
+    if (incomplete) return incomplete;
+    const origin = await verify(entry);
+    if (origin.kind !== 'authentic') return origin;
+    const decoded = decodeOrVerdict(spec.decode, entry.fields.get(Fields.payload)!);
+    if ('kind' in decoded) return decoded;
+    const envelope = decoded.payload;
+    const eventId = fieldText(entry, Fields.eventId)!;
+    if (spec.idOf(envelope) !== eventId) return Verdicts.deadLetter(DeadLetterReasons.envelopeIdMismatch);
+    const gated = spec.gate(envelope, origin.producer);
+    if (gated) return gated;
+    const outcome = await spec.handler({
+      envelope,
+      producer: origin.producer,
+      trace: parseTraceparent(fieldText(entry, Fields.traceparent)),
+      deliveries: entry.deliveries,
+      eventId,
+      entry,
+      // A getter: the round creates the AbortSignal only for handlers that read it.
+      get signal() {
+        return context.signal;
+      },
+      deadline: context.deadline,
+    });
+    return verdictOfOutcome(outcome);
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The publisher on Redis Cluster (3 masters, private): a stream and its dedupe records
+ * share a hash tag, so publish.lua runs on one slot; a route that would span slots is
+ * refused at construction, before anything is sent.
+ */
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createPublisher } from '../../src/publish/publisher';
+import { connectIoredisCluster } from '../../src/redis/ioredis-port';
+import type { RedisPort } from '../../src/redis/port';
+import { createResultConsumer } from '../../src/saga/result-consumer';
+import { fastConfig } from '../support/poller';
+import { uniquePrefix } from '../support/redis';
+import { result } from './saga-fixtures';
+
+const auth = { mode: 'hmac', keyId: 'inv', key: 'cluster-publisher-key-000000001' } as const;
+
+describe('publisher on redis cluster (ioredis)', () => {
+  let admin: Cluster;
+  let port: RedisPort;
+  beforeAll(() => {
+    admin = new Cluster(inject('clusterNodes'));
+    port = connectIoredisCluster(inject('clusterNodes'));
+  });
+  afterAll(async () => {
+    await port.close();
+    admin.disconnect();
+  });
+
+  it('publishes with dedupe on one slot, and the consumer verifies what it wrote', async () => {
+    const tag = uniquePrefix();
+    const stream = `results:{${tag}}`;
+    const publisher = createPublisher({ port, routes: { 'saga.result': stream }, auth, keyTag: tag });
+    const [first, second] = await publisher.publishBatch([
+      { eventType: 'saga.result', eventId: 'r1', payload: JSON.stringify(result('r1')) },
+      { eventType: 'saga.result', eventId: 'r2', payload: JSON.stringify(result('r2')) },
+    ]);
+    expect((await publisher.publish({ eventType: 'saga.result', eventId: 'r1', payload: '{}' })).entryId).toBe(first!.entryId);
+    expect(await admin.xlen(stream)).toBe(2);
+    expect(await admin.get(`${stream}:pub:r2`)).toBe(second!.entryId);
+
+    const producers: string[] = [];
+    const consumer = createResultConsumer({
+      port,
+      config: fastConfig(stream, { keyTag: tag }),
+      auth: { mode: 'hmac-keyring', keys: { inv: { producer: 'inventory', key: auth.key } } },
+      handler: ({ producer }) => {
+        producers.push(producer);
+      },
+    });
+    await consumer.ensureGroup();
+    expect(await consumer.run({ mode: 'drain' })).toMatchObject({ acked: 2, authRejected: 0 });
+    expect(producers).toEqual(['inventory', 'inventory']);
+  });
+
+  it('refuses a route without a hash tag when the dedupe window is on', () => {
+    expect(() => createPublisher({ port, routes: { placed: 'orders-untagged' }, auth })).toThrow(/hash tag/);
+    expect(() => createPublisher({ port, routes: { placed: 'orders-untagged' }, auth, dedupeWindowSeconds: 0 })).not.toThrow();
+  });
+});

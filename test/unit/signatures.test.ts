@@ -1,0 +1,94 @@
+/**
+ * SPEC §3.2 against the committed vectors, in both directions: the product signs every case
+ * to the expected hex, and verifies the expected hex; any change to a signed field, the
+ * stream, or the signature's spelling fails verification.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { canonicalMessage, type SignedFields } from '../../src/auth/canonical';
+import { fromHex, toHex } from '../../src/auth/hex';
+import { SecretKey } from '../../src/auth/secret';
+import { signEntry, verifyEntry } from '../../src/auth/signature';
+
+type Bytes = { hex: string } | { base64: string } | { repeat_hex: string; times: number };
+interface VectorCase {
+  name: string;
+  key: Bytes;
+  stream: string;
+  event_id: string;
+  event: string;
+  payload: Bytes;
+  traceparent: string | null;
+  canonical_length: number;
+  canonical_sha256: string;
+  canonical_hex?: string;
+  sig: string;
+}
+
+const vectors = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as { cases: VectorCase[] };
+
+function bytesOf(spec: Bytes): Uint8Array {
+  if ('hex' in spec) return Uint8Array.from(Buffer.from(spec.hex, 'hex'));
+  if ('base64' in spec) return Uint8Array.from(Buffer.from(spec.base64, 'base64'));
+  const unit = Buffer.from(spec.repeat_hex, 'hex');
+  return Uint8Array.from(Buffer.alloc(unit.length * spec.times, unit));
+}
+
+function fieldsOf(c: VectorCase): SignedFields {
+  return { stream: c.stream, eventId: c.event_id, eventType: c.event, payload: bytesOf(c.payload), traceparent: c.traceparent ?? undefined };
+}
+
+const flipLastBit = (hex: string) => hex.slice(0, -1) + (Number.parseInt(hex.slice(-1), 16) ^ 1).toString(16);
+
+describe('signature vectors', () => {
+  it('covers the cases the contract promises', () => {
+    expect(vectors.cases.length).toBeGreaterThanOrEqual(8);
+    const names = vectors.cases.map((c) => c.name).join('\n');
+    for (const topic of ['no traceparent', 'empty traceparent', 'unicode', 'length-prefix', 'empty payload', '1 MiB', 'payments']) {
+      expect(names).toContain(topic);
+    }
+    expect(vectors.cases.some((c) => bytesOf(c.payload).length === 1024 * 1024)).toBe(true);
+  });
+
+  it.each(vectors.cases.map((c) => [c.name, c] as const))('%s: canonical bytes match', (_, c) => {
+    const message = canonicalMessage(fieldsOf(c));
+    expect(message.length).toBe(c.canonical_length);
+    expect(createHash('sha256').update(message).digest('hex')).toBe(c.canonical_sha256);
+    if (c.canonical_hex !== undefined) expect(toHex(message)).toBe(c.canonical_hex);
+  });
+
+  it.each(vectors.cases.map((c) => [c.name, c] as const))('%s: signs to the expected hex', async (_, c) => {
+    expect(await signEntry(new SecretKey(bytesOf(c.key)), fieldsOf(c))).toBe(c.sig);
+  });
+
+  it.each(vectors.cases.map((c) => [c.name, c] as const))('%s: verifies, and rejects any alteration', async (_, c) => {
+    const key = new SecretKey(bytesOf(c.key));
+    const fields = fieldsOf(c);
+    expect(await verifyEntry(key, fields, c.sig)).toBe(true);
+    expect(await verifyEntry(key, fields, flipLastBit(c.sig))).toBe(false);
+    expect(await verifyEntry(key, fields, c.sig.toUpperCase())).toBe(false);
+    expect(await verifyEntry(key, fields, c.sig.slice(0, -2))).toBe(false);
+    expect(await verifyEntry(key, { ...fields, stream: `${c.stream}x` }, c.sig)).toBe(false);
+    expect(await verifyEntry(key, { ...fields, traceparent: fields.traceparent === undefined ? '' : undefined }, c.sig)).toBe(false);
+    const other = Uint8Array.from(bytesOf(c.key), (b, i) => (i === 0 ? b ^ 1 : b));
+    expect(await verifyEntry(new SecretKey(other), fields, c.sig)).toBe(false);
+  });
+
+  it('keeps absent and empty traceparent apart, and field boundaries unambiguous', () => {
+    const byName = (part: string) => vectors.cases.find((c) => c.name.includes(part))!.sig;
+    expect(byName('no traceparent')).not.toBe(byName('empty traceparent'));
+    expect(byName('part A')).not.toBe(byName('part B'));
+    expect(byName('stream "payments"')).not.toBe(byName('"payments:replica"'));
+  });
+});
+
+describe('hex', () => {
+  it('round-trips bytes as lowercase hex and refuses anything else', () => {
+    const bytes = Uint8Array.from([0, 1, 0xab, 0xff]);
+    expect(toHex(bytes)).toBe('0001abff');
+    expect(fromHex('0001abff')).toEqual(bytes);
+    expect(fromHex('')).toEqual(new Uint8Array(0));
+    for (const bad of ['0001ABFF', 'abc', 'zz', '0x00', ' 00']) expect(fromHex(bad)).toBeUndefined();
+  });
+});
