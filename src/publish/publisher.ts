@@ -6,6 +6,7 @@
  * that half-failed appends only what is missing.
  */
 import { publishScript } from '../generated/lua-scripts';
+import { hashTagOf } from '../keys';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
 import { runOperations, type Operation } from '../redis/script';
@@ -92,6 +93,11 @@ export function createPublisher(options: PublisherOptions): Publisher {
       return { route, event };
     });
     if (routed.length === 0) return [];
+    // A Cluster round trip reaches one node: ioredis refuses a pipeline spanning slots, and
+    // reporting that as a transient failure would make the outbox retry it forever.
+    if (port.cluster && new Set(routed.map(({ route }) => hashTagOf(route.stream))).size > 1) {
+      throw new PublishError('PUBLISH_EVENT_INVALID', 'on Redis Cluster a batch must target streams sharing one hash tag: split it per tag');
+    }
     const entries = await Promise.all(routed.map(({ route, event }) => prepareEntry(route, event)));
     const replies = await appendAll(entries);
     return entries.map((entry, i) => resultOf(entry, replies[i] ?? null, config.dedupeWindowSeconds > 0));

@@ -53,6 +53,19 @@ describe('publisher on redis cluster (ioredis)', () => {
     expect(producers).toEqual(['inventory', 'inventory']);
   });
 
+  it('refuses a batch spanning hash tags, sending nothing', async () => {
+    const [a, b] = [`a:{${uniquePrefix()}}`, `b:{${uniquePrefix()}}`];
+    const publisher = createPublisher({ port, routes: { a, b }, auth });
+    const batch = [
+      { eventType: 'a', eventId: 'e1', payload: 'x' },
+      { eventType: 'b', eventId: 'e2', payload: 'y' },
+    ];
+    await expect(publisher.publishBatch(batch)).rejects.toMatchObject({ code: 'PUBLISH_EVENT_INVALID', transient: false });
+    expect(publisher.duplicateHints).toBe(0);
+    expect(await admin.exists(a)).toBe(0);
+    expect(await admin.exists(b)).toBe(0);
+  });
+
   it('refuses a route without a hash tag when the dedupe window is on', () => {
     expect(() => createPublisher({ port, routes: { placed: 'orders-untagged' }, auth })).toThrow(/hash tag/);
     expect(() => createPublisher({ port, routes: { placed: 'orders-untagged' }, auth, dedupeWindowSeconds: 0 })).not.toThrow();
