@@ -113,7 +113,11 @@ export function hashTagProblems(keys: StreamKeys, keyTag: string | undefined): C
   }));
 }
 
+/** Configs produced by parseConsumerConfig: passing one again skips re-validation. */
+const parsedConfigs = new WeakSet<ConsumerConfig>();
+
 export function parseConsumerConfig(input: unknown): ConsumerConfig {
+  if (typeof input === 'object' && input !== null && parsedConfigs.has(input as ConsumerConfig)) return input as ConsumerConfig;
   const parsed = consumerConfigSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError('consumer config', problemsOf(parsed.error));
   const { keys: overrides, reclaimBatch, ...rest } = parsed.data;
@@ -124,5 +128,13 @@ export function parseConsumerConfig(input: unknown): ConsumerConfig {
   };
   const problems = crossFieldProblems(config);
   if (problems.length > 0) throw new ConfigError('consumer config', problems);
-  return Object.freeze(config);
+  parsedConfigs.add(Object.freeze(config));
+  return config;
+}
+
+/** The same config read by another consumer name (e.g. a per-run name from a request id). */
+export function withConsumerName(config: ConsumerConfig, consumer: string): ConsumerConfig {
+  const { keys, ...rest } = config;
+  const overrides = { dlt: keys.dlt, markerPrefix: keys.markerPrefix, cursor: keys.cursor, publishDedupePrefix: keys.publishDedupePrefix };
+  return parseConsumerConfig({ ...rest, consumer, keys: overrides });
 }

@@ -12,12 +12,15 @@ export type ErrorCode =
   | 'REDIS_REPLY_UNEXPECTED'
   | 'RUN_DEADLINE_TOO_CLOSE'
   | 'REST_BLOCKING_UNSUPPORTED'
-  | 'REST_PAYLOAD_NOT_UTF8';
+  | 'REST_PAYLOAD_NOT_UTF8'
+  | 'PUBLISH_ROUTE_UNKNOWN'
+  | 'PUBLISH_EVENT_INVALID'
+  | 'PUBLISH_APPEND_FAILED';
 
-export class SagaStreamsError extends Error {
-  readonly code: ErrorCode;
+export class SagaStreamsError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: C, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;

@@ -54,12 +54,8 @@ export function assertWaitSupported(config: ConsumerConfig, port: RedisPort): vo
   }
 }
 
-function isParsed(config: PollerOptions['config']): config is ConsumerConfig {
-  return typeof (config as ConsumerConfig).keys?.dlt === 'string' && Object.isFrozen(config);
-}
-
 export function createPoller(options: PollerOptions): Poller {
-  const config = isParsed(options.config) ? options.config : parseConsumerConfig(options.config);
+  const config = parseConsumerConfig(options.config);
   if (options.port.cluster) assertSingleSlot(config.keys);
   assertWaitSupported(config, options.port);
   const deps = {

@@ -72,7 +72,10 @@ export function createProcessor<P>(decode: PayloadDecoder<P>, handler: DeliveryH
       payload,
       traceparent: fieldText(entry, Fields.traceparent),
       deliveries: entry.deliveries,
-      signal: context.signal,
+      // A getter: the round creates the AbortSignal only for handlers that read it.
+      get signal() {
+        return context.signal;
+      },
       deadline: context.deadline,
     });
     return verdictOfOutcome(outcome);

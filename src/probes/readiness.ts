@@ -51,17 +51,13 @@ async function attempt(check: string, subject: string, work: () => unknown): Pro
   }
 }
 
-function isParsed(config: ConsumerConfigInput | ConsumerConfig): config is ConsumerConfig {
-  return Object.isFrozen(config) && typeof (config as ConsumerConfig).keys?.dlt === 'string';
-}
-
 export async function checkReadiness(options: ReadinessOptions): Promise<Readiness> {
   const checks: ReadinessCheck[] = [await attempt('ping', 'redis', () => runCommand(options.port, command('PING')))];
   const parsed: ConsumerConfig[] = [];
   for (const [index, input] of options.consumers.entries()) {
     checks.push(
       await attempt('config', `consumers[${index}]`, () => {
-        parsed.push(isParsed(input) ? input : parseConsumerConfig(input));
+        parsed.push(parseConsumerConfig(input));
       }),
     );
   }

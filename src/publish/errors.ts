@@ -3,6 +3,7 @@
  * outbox should retry it, and since the append may have happened anyway, it bumps the
  * duplicate hints. The other two are the caller's bug and nothing was sent.
  */
+import { SagaStreamsError } from '../errors';
 
 export type PublishErrorCode =
   /** No route for the event type; nothing was written. */
@@ -12,15 +13,12 @@ export type PublishErrorCode =
   /** Redis did not confirm the append (unreachable, timed out, refused). Retry. */
   | 'PUBLISH_APPEND_FAILED';
 
-export class PublishError extends Error {
-  readonly code: PublishErrorCode;
+export class PublishError extends SagaStreamsError<PublishErrorCode> {
   /** True when retrying the same events can succeed. */
   readonly transient: boolean;
 
   constructor(code: PublishErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PublishError';
-    this.code = code;
+    super(code, message, options);
     this.transient = code === 'PUBLISH_APPEND_FAILED';
   }
 }

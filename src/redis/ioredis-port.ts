@@ -42,6 +42,9 @@ class IoredisPort implements RedisPort {
 
   constructor(private readonly client: Client, private readonly owned: boolean) {
     this.cluster = client instanceof Cluster;
+    // Connection errors reach callers through the commands that fail; without a listener
+    // ioredis would also print each one as an "Unhandled error event".
+    if (owned) client.on('error', () => {});
   }
 
   async exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {

@@ -1,0 +1,77 @@
+/**
+ * The jobs every platform entry point runs: poll one consumer, trim every stream, or
+ * whatever a cron expression stands for. Each returns a value that the caller logs as one
+ * JSON line (log.ts); none of them reads the platform directly.
+ */
+import { ensureGroup } from '../groups';
+import type { RunReport } from '../report';
+import { runRetention, type RetentionReport } from '../retention/run';
+import type { DeploymentConfig } from './define-config';
+import type { DeploymentRuntime } from './runtime';
+
+export type Job = { readonly kind: 'poll'; readonly consumer: string } | { readonly kind: 'trim' };
+
+export interface PollJobOptions {
+  /** Epoch ms by which the run must have settled (platform limit minus a reserve). */
+  readonly deadline: number;
+  /** Per-run Redis consumer name (e.g. from the request id); defaults to the configured one. */
+  readonly consumerName?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface PollJobReport {
+  readonly job: 'poll';
+  readonly consumer: string;
+  readonly stream: string;
+  readonly group: string;
+  readonly report: RunReport;
+}
+
+export interface TrimJobReport {
+  readonly job: 'trim';
+  readonly streams: ReadonlyArray<{ readonly name: string; readonly retention: RetentionReport }>;
+}
+
+/** Groups are ensured once per process: creation is idempotent, but each call is a round trip. */
+const ensured = new WeakMap<DeploymentRuntime, Set<string>>();
+
+async function ensureOnce(runtime: DeploymentRuntime, stream: string, group: string, startFrom: '0-0' | '$'): Promise<void> {
+  const done = ensured.get(runtime) ?? new Set<string>();
+  ensured.set(runtime, done);
+  const key = `${stream}\u0000${group}`;
+  if (done.has(key)) return;
+  await ensureGroup(runtime.port, stream, group, startFrom);
+  done.add(key);
+}
+
+export async function runPollJob(runtime: DeploymentRuntime, consumer: string, options: PollJobOptions): Promise<PollJobReport> {
+  const poller = runtime.poller(consumer, options.consumerName);
+  const { config } = poller;
+  await ensureOnce(runtime, config.stream, config.group, config.startFrom);
+  const mode = runtime.config.consumers.get(consumer)!.mode;
+  const report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });
+  return { job: 'poll', consumer, stream: config.stream, group: config.group, report };
+}
+
+export async function runTrimJob(runtime: DeploymentRuntime): Promise<TrimJobReport> {
+  const streams = await Promise.all(
+    runtime.retention().map(async (config) => ({ name: config.stream, retention: await runRetention(runtime.port, config) })),
+  );
+  return { job: 'trim', streams };
+}
+
+/** The jobs scheduled on exactly this cron expression (Cloudflare hands the Worker the expression). */
+export function jobsForCron(config: DeploymentConfig, cron: string): Job[] {
+  const jobs: Job[] = [...config.consumers.values()]
+    .filter((plan) => plan.schedule === cron)
+    .map((plan) => ({ kind: 'poll', consumer: plan.name }));
+  if (config.data.trim?.schedule === cron) jobs.push({ kind: 'trim' });
+  return jobs;
+}
+
+/** Consumers that poll when a wake-up arrives for `stream` (or for any stream when omitted). */
+export function wakeUpConsumers(config: DeploymentConfig, stream?: string): string[] {
+  return [...config.consumers.values()]
+    .filter((plan) => plan.wakeUp && (stream === undefined || plan.config.stream === stream))
+    .map((plan) => plan.name);
+}

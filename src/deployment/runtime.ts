@@ -1,0 +1,120 @@
+/**
+ * A deployment bound to a Redis port and an environment: builds pollers and publishers on
+ * demand, reading only the secrets each one needs (a poll function deployed with its own
+ * keys only must still start). Pollers and publishers are cached for the life of the
+ * process, e.g. a warm Lambda container or a Worker isolate.
+ */
+import type { StreamAuth, StreamAuthInput } from '../auth/modes';
+import { parseStreamAuth } from '../auth/modes';
+import { withConsumerName } from '../config';
+import type { Poller } from '../poller';
+import { createPublisher, type Publisher } from '../publish/publisher';
+import type { RedisPort } from '../redis/port';
+import { parseRetentionConfig, type RetentionConfig } from '../retention/config';
+import type { DeploymentConfig } from './define-config';
+import type { StreamAuthRef } from './schema';
+import { parseSecretKey, readSecrets, type SecretEnv } from './secrets';
+
+export interface RuntimeOptions {
+  readonly port: RedisPort;
+  readonly env: SecretEnv;
+  readonly now?: () => number;
+}
+
+export interface DeploymentRuntime {
+  readonly config: DeploymentConfig;
+  readonly port: RedisPort;
+  /** The poller of a configured consumer; `consumerName` overrides its Redis consumer name for this run. */
+  poller(name: string, consumerName?: string): Poller;
+  /** A publisher signing as `producer` on every route it holds a live key for. */
+  publisherFor(producer: string): Publisher;
+  /** Retention settings for every stream some consumer reads, or [] without a `trim` section. */
+  retention(): RetentionConfig[];
+}
+
+function consumerAuth(ref: StreamAuthRef, secrets: Map<string, string>): StreamAuth {
+  const input: StreamAuthInput =
+    ref.mode === 'hmac'
+      ? { mode: 'hmac', keyId: ref.keyId, key: parseSecretKey(secrets.get(ref.keyEnv)!), producer: ref.producer }
+      : ref.mode === 'hmac-keyring'
+        ? {
+            mode: 'hmac-keyring',
+            keys: Object.fromEntries(
+              Object.entries(ref.keys).map(([id, k]) => [id, { producer: k.producer, key: parseSecretKey(secrets.get(k.keyEnv)!) }]),
+            ),
+          }
+        : { mode: 'exclusive-stream', producer: ref.producer };
+  return parseStreamAuth(input, 'consumer');
+}
+
+export function createRuntime(config: DeploymentConfig, options: RuntimeOptions): DeploymentRuntime {
+  const { port, env } = options;
+  const pollers = new Map<string, Poller>();
+  const publishers = new Map<string, Publisher>();
+  const dedupeWindowSeconds = config.data.publishApi?.dedupeWindowSeconds;
+
+  const publisherFor = (producer: string): Publisher => {
+    const cached = publishers.get(producer);
+    if (cached) return cached;
+    const routes = config.routesFor(producer);
+    const secrets = readSecrets(env, routes.flatMap((r) => (r.signing ? [r.signing.keyEnv] : [])), `signing keys of producer ${producer}`);
+    const publisher = createPublisher({
+      port,
+      dedupeWindowSeconds,
+      routes: Object.fromEntries(
+        routes.map((r) => [
+          r.eventType,
+          {
+            stream: r.stream,
+            publishDedupePrefix: config.data.streams[r.stream]?.keys?.publishDedupePrefix,
+            auth: r.signing
+              ? { mode: 'hmac', keyId: r.signing.keyId, key: parseSecretKey(secrets.get(r.signing.keyEnv)!), producer }
+              : { mode: 'exclusive-stream', producer },
+          },
+        ]),
+      ),
+    });
+    publishers.set(producer, publisher);
+    return publisher;
+  };
+
+  const poller = (name: string, consumerName?: string): Poller => {
+    const cacheKey = `${name}\u0000${consumerName ?? ''}`;
+    const cached = pollers.get(cacheKey);
+    if (cached) return cached;
+    const plan = config.consumers.get(name);
+    if (!plan) throw new TypeError(`no consumer named ${JSON.stringify(name)} in deployment ${config.name}`);
+    const ref = config.data.streams[plan.config.stream]!.auth;
+    const secrets = readSecrets(env, config.secrets.consumer(name), `secrets of consumer ${name}`);
+    const built = plan.handler.build({
+      port,
+      config: consumerName ? withConsumerName(plan.config, consumerName) : plan.config,
+      auth: consumerAuth(ref, secrets),
+      now: options.now,
+      publisherFor,
+    });
+    pollers.set(cacheKey, built);
+    return built;
+  };
+
+  const retention = (): RetentionConfig[] => {
+    const trim = config.data.trim;
+    if (!trim) return [];
+    const streams = new Map<string, number>();
+    for (const plan of config.consumers.values()) {
+      streams.set(plan.config.stream, Math.max(streams.get(plan.config.stream) ?? 0, plan.config.markerTtlSeconds));
+    }
+    return [...streams].map(([stream, markerTtlSeconds]) =>
+      parseRetentionConfig({
+        stream,
+        keyTag: config.data.streams[stream]?.keyTag,
+        keys: { dlt: config.data.streams[stream]?.keys?.dlt },
+        dltRetentionSeconds: trim.dltRetentionSeconds,
+        markerTtlSeconds,
+        reaper: { idleMs: trim.reaperIdleMs },
+      }),
+    );
+  };
+
+  return { config, port, poller, publisherFor, retention };
+}

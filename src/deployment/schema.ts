@@ -1,0 +1,105 @@
+/**
+ * The deployment config (`defineConfig`): one typed, validated description shared by every
+ * entry point — Redis endpoints, streams and how they authenticate, event routes, consumers
+ * with their schedules, the publish API's producers, and retention. Secrets appear only as
+ * the NAMES of environment variables; their values are read at run time (secrets.ts).
+ */
+import { z } from 'zod';
+import { consumerConfigSchema } from '../config';
+import { isValidKeyName } from '../keys';
+import type { ConsumerFactory } from './consumers';
+import { isCronExpression } from './cron';
+
+const envName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)');
+const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
+const identity = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -');
+const keyId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces');
+const eventType = z.string().regex(/^[A-Za-z0-9._:-]{1,256}$/, 'must be 1..=256 of A-Z a-z 0-9 . _ : -');
+const cron = z.string().refine(isCronExpression, 'must be a 5-field cron expression (minute hour day-of-month month day-of-week)');
+
+export const streamAuthRefSchema = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('hmac'), keyId, keyEnv: envName, producer: identity }),
+  z.strictObject({
+    mode: z.literal('hmac-keyring'),
+    keys: z
+      .record(keyId, z.strictObject({ producer: identity, keyEnv: envName, retired: z.boolean().default(false) }))
+      .refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key'),
+  }),
+  z.strictObject({ mode: z.literal('exclusive-stream'), producer: identity }),
+]);
+
+const factory = z.custom<ConsumerFactory>(
+  (value) => typeof value === 'object' && value !== null && typeof (value as ConsumerFactory).build === 'function',
+  'must be a consumer factory (commandConsumer, capabilityConsumer, resultConsumer or entryConsumer)',
+);
+
+export const deploymentSchema = z.strictObject({
+  /** Prefix of every cloud resource name. */
+  name: z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'must be lowercase letters, digits and -, starting with a letter, ≤ 31 chars'),
+  redis: z
+    .strictObject({
+      tcp: z.strictObject({ urlEnv: envName.default('REDIS_URL'), cluster: z.boolean().default(false) }).optional(),
+      rest: z
+        .strictObject({ urlEnv: envName.default('UPSTASH_REDIS_REST_URL'), tokenEnv: envName.default('UPSTASH_REDIS_REST_TOKEN') })
+        .optional(),
+    })
+    .refine((r) => r.tcp !== undefined || r.rest !== undefined, 'needs a tcp or a rest endpoint'),
+  streams: z.record(
+    keyName,
+    z.strictObject({
+      auth: streamAuthRefSchema,
+      keyTag: z.string().min(1).max(64).optional(),
+      keys: consumerConfigSchema.shape.keys,
+    }),
+  ),
+  /** event_type → stream, for every publisher of this deployment. */
+  routes: z.record(eventType, keyName),
+  consumers: z.record(
+    z.string().regex(/^[a-z][a-z0-9-]{0,40}$/, 'must be lowercase letters, digits and -, starting with a letter'),
+    z.strictObject({
+      stream: keyName,
+      group: z.string().min(1).max(128),
+      /** Stable consumer name; defaults to the consumer's key in this map. */
+      consumer: z.string().min(1).max(128).optional(),
+      /** Poll on this cron schedule. */
+      schedule: cron.optional(),
+      /** Also poll when a wake-up message arrives (sent after a publish). */
+      wakeUp: z.boolean().default(false),
+      mode: z.enum(['drain', 'continuous']).default('drain'),
+      /**
+       * Consumer budgets (see the consumer config table). Checked field by field when the
+       * consumer is planned, so their problems are listed together with cross-references.
+       */
+      settings: z.record(z.string(), z.unknown()).default({}),
+      /** Producer identities this consumer's handler publishes as (their signing keys are loaded). */
+      publishesAs: z.array(identity).default([]),
+      handler: factory,
+    }),
+  ),
+  publishApi: z
+    .strictObject({
+      producers: z.record(identity, z.strictObject({ tokenEnv: envName, eventTypes: z.array(eventType).min(1) })),
+      bodyLimitBytes: z.int().min(1).max(10 * 1024 * 1024).default(1024 * 1024),
+      maxBatch: z.int().min(1).max(500).default(500),
+      dedupeWindowSeconds: z.int().min(0).max(7 * 24 * 3600).default(600),
+    })
+    .optional(),
+  trim: z
+    .strictObject({
+      schedule: cron,
+      dltRetentionSeconds: z.int().positive().default(14 * 24 * 3600),
+      reaperIdleMs: z.int().positive().default(24 * 3600 * 1000),
+    })
+    .optional(),
+  /** Where publishes send a wake-up so wake-up consumers need not wait for their next tick. */
+  wakeUp: z
+    .discriminatedUnion('kind', [
+      z.strictObject({ kind: z.literal('sqs'), queueUrlEnv: envName }),
+      z.strictObject({ kind: z.literal('cloudflare-queue'), binding: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) }),
+    ])
+    .optional(),
+});
+
+export type DeploymentInput = z.input<typeof deploymentSchema>;
+export type DeploymentData = z.output<typeof deploymentSchema>;
+export type StreamAuthRef = z.output<typeof streamAuthRefSchema>;

@@ -1,0 +1,146 @@
+/** defineConfig: cross-references checked, every problem listed by path, no secret values held. */
+import { describe, expect, it } from 'vitest';
+import { commandConsumer, resultConsumer } from '../../src/deployment/consumers';
+import { defineConfig } from '../../src/deployment/define-config';
+import { jobsForCron, wakeUpConsumers } from '../../src/deployment/jobs';
+import type { DeploymentInput } from '../../src/deployment/schema';
+import { toEventBridgeCron } from '../../src/deployment/cron';
+import { ConfigError } from '../../src/errors';
+
+const DIGEST = 'a'.repeat(64);
+const route = { workflow: 'order', definitionVersion: 1, definitionDigest: DIGEST, step: 'reserve' };
+
+export function exampleInput(overrides: Partial<DeploymentInput> = {}): DeploymentInput {
+  return {
+    name: 'shop',
+    redis: { tcp: {}, rest: {} },
+    streams: {
+      'shop:{inv}:cmd': { auth: { mode: 'hmac', keyId: 'orch-1', keyEnv: 'INV_CMD_KEY', producer: 'orchestrator' } },
+      'shop:{res}:results': {
+        auth: {
+          mode: 'hmac-keyring',
+          keys: {
+            'inv-1': { producer: 'inventory', keyEnv: 'INV_RESULT_KEY_OLD', retired: true },
+            'inv-2': { producer: 'inventory', keyEnv: 'INV_RESULT_KEY' },
+          },
+        },
+      },
+    },
+    routes: { 'inventory.reserve': 'shop:{inv}:cmd', 'inventory.result': 'shop:{res}:results' },
+    consumers: {
+      inventory: {
+        stream: 'shop:{inv}:cmd',
+        group: 'inventory',
+        schedule: '* * * * *',
+        wakeUp: true,
+        publishesAs: ['inventory'],
+        settings: { runBudgetMs: 30_000, minIdleMs: 60_000 },
+        handler: commandConsumer(route, () => 'committed'),
+      },
+      orchestrator: {
+        stream: 'shop:{res}:results',
+        group: 'orchestrator',
+        schedule: '*/5 * * * *',
+        publishesAs: ['orchestrator'],
+        settings: { runBudgetMs: 30_000, minIdleMs: 60_000 },
+        handler: resultConsumer(() => 'committed'),
+      },
+    },
+    publishApi: { producers: { orchestrator: { tokenEnv: 'ORCH_TOKEN', eventTypes: ['inventory.reserve'] } } },
+    trim: { schedule: '*/5 * * * *' },
+    ...overrides,
+  };
+}
+
+function problems(input: DeploymentInput): string[] {
+  try {
+    defineConfig(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems.map((p) => `${p.path}: ${p.message}`);
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('defineConfig', () => {
+  it('accepts the example and plans each consumer with a parsed config', () => {
+    const config = defineConfig(exampleInput());
+    const inventory = config.consumers.get('inventory')!;
+    expect(inventory.config).toMatchObject({ stream: 'shop:{inv}:cmd', group: 'inventory', consumer: 'inventory', runBudgetMs: 30_000 });
+    expect(inventory.config.keys.dlt).toBe('shop:{inv}:cmd:dlt');
+    expect(config.routesFor('inventory')).toEqual([
+      { eventType: 'inventory.result', stream: 'shop:{res}:results', signing: { keyId: 'inv-2', keyEnv: 'INV_RESULT_KEY' } },
+    ]);
+  });
+
+  it('names the secrets each function needs, and only those', () => {
+    const config = defineConfig(exampleInput());
+    expect(config.secrets.consumer('inventory')).toEqual(['INV_CMD_KEY', 'INV_RESULT_KEY']);
+    expect(config.secrets.consumer('orchestrator')).toEqual(['INV_CMD_KEY', 'INV_RESULT_KEY', 'INV_RESULT_KEY_OLD']);
+    expect(config.secrets.publishApi).toEqual(['INV_CMD_KEY', 'ORCH_TOKEN']);
+    expect(config.secrets.redis).toEqual(['REDIS_URL', 'UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN']);
+  });
+
+  it('maps cron expressions to jobs and wake-ups to consumers', () => {
+    const config = defineConfig(exampleInput());
+    expect(jobsForCron(config, '*/5 * * * *')).toEqual([{ kind: 'poll', consumer: 'orchestrator' }, { kind: 'trim' }]);
+    expect(jobsForCron(config, '* * * * *')).toEqual([{ kind: 'poll', consumer: 'inventory' }]);
+    expect(wakeUpConsumers(config, 'shop:{inv}:cmd')).toEqual(['inventory']);
+    expect(toEventBridgeCron('*/5 * * * *')).toBe('cron(*/5 * * * ? *)');
+  });
+
+  it('lists every cross-reference problem by path', () => {
+    const input = exampleInput();
+    const found = problems({
+      ...input,
+      routes: { ...input.routes, 'ghost.event': 'shop:{nowhere}' },
+      consumers: {
+        ...input.consumers,
+        idle: { stream: 'shop:{inv}:cmd', group: 'g', handler: commandConsumer(route, () => undefined) },
+        broken: {
+          stream: 'shop:{inv}:cmd',
+          group: 'g2',
+          schedule: '* * * * *',
+          settings: { runBudgetMs: 60_000, minIdleMs: 60_000 },
+          handler: commandConsumer(route, () => undefined),
+        },
+        blocking: {
+          stream: 'shop:{inv}:cmd',
+          group: 'g3',
+          schedule: '* * * * *',
+          settings: { blockMs: 0, stream: 'override' },
+          handler: commandConsumer(route, () => undefined),
+        },
+      },
+      publishApi: { producers: { inventory: { tokenEnv: 'INV_TOKEN', eventTypes: ['inventory.reserve', 'nope'] } } },
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'routes.ghost.event: stream "shop:{nowhere}" is not declared in streams',
+        'consumers.idle: needs a schedule or wakeUp: true, or it never runs',
+        expect.stringMatching(/^consumers\.blocking\.settings\.blockMs:/),
+        'consumers.blocking.settings.stream: is set on the consumer or its stream, not in settings',
+        expect.stringMatching(/^consumers\.broken\.settings\.minIdleMs: must exceed runBudgetMs/),
+        expect.stringMatching(/^publishApi\.producers\.inventory\.eventTypes\.0: producer "inventory" cannot sign/),
+        'publishApi.producers.inventory.eventTypes.1: event type "nope" has no route',
+      ]),
+    );
+  });
+
+  it('rejects bad cron, env names and a missing handler', () => {
+    const input = exampleInput();
+    const found = problems({
+      ...input,
+      trim: { schedule: 'every minute' },
+      streams: { ...input.streams, 'x:{y}': { auth: { mode: 'hmac', keyId: 'k', keyEnv: 'lower-case', producer: 'p' } } },
+      consumers: { ...input.consumers, nohandler: { stream: 'x:{y}', group: 'g', schedule: '* * * * *' } as never },
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^trim\.schedule: must be a 5-field cron/),
+        expect.stringMatching(/^streams\.x:\{y\}\.auth\.keyEnv: must be an environment variable name/),
+        expect.stringMatching(/^consumers\.nohandler\.handler:/),
+      ]),
+    );
+  });
+});
