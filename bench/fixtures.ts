@@ -1,0 +1,37 @@
+/**
+ * Benchmark fixtures: entries shaped like real ones (`event`, `event_id`, a JSON payload,
+ * `key_id`, `sig`), appended in pipelined chunks. Signing happens once per entry here so
+ * the measured consumers verify real signatures.
+ */
+import { Redis } from 'ioredis';
+import { SecretKey } from '../src/auth/secret';
+import { signEntry } from '../src/auth/signature';
+
+export const BENCH_KEY_ID = 'bench-1';
+export const BENCH_KEY = SecretKey.from('bench-hmac-key-0123456789abcdef0123456789abcdef');
+export const EVENT_TYPE = 'order.placed';
+const PREFILL_CHUNK = 250;
+
+/** A JSON document of about `bytes` bytes (the padding keeps it valid JSON). */
+export function jsonPayload(bytes: number, sentAt?: number): string {
+  const base = JSON.stringify({ order: 'o-1', amount: 4200, currency: 'EUR', sentAt: sentAt ?? 0, pad: '' });
+  return base.replace('"pad":""', `"pad":"${'x'.repeat(Math.max(0, bytes - base.length))}"`);
+}
+
+export async function signedFields(stream: string, eventId: string, payload: string): Promise<string[]> {
+  const sig = await signEntry(BENCH_KEY, { stream, eventId, eventType: EVENT_TYPE, payload });
+  return ['event', EVENT_TYPE, 'event_id', eventId, 'payload', payload, 'key_id', BENCH_KEY_ID, 'sig', sig];
+}
+
+/** Appends `count` signed entries and creates the group at 0-0. */
+export async function prefillStream(redis: Redis, stream: string, count: number, payloadBytes: number, group = 'bench'): Promise<void> {
+  await redis.del(stream);
+  const payload = jsonPayload(payloadBytes);
+  for (let start = 0; start < count; start += PREFILL_CHUNK) {
+    const pipeline = redis.pipeline();
+    const end = Math.min(count, start + PREFILL_CHUNK);
+    for (let i = start; i < end; i += 1) pipeline.xadd(stream, '*', ...(await signedFields(stream, `ev-${i}`, payload)));
+    await pipeline.exec();
+  }
+  await redis.xgroup('CREATE', stream, group, '0-0');
+}

@@ -1,0 +1,30 @@
+/** This product's run loop: drain mode, signatures verified, no-op committed handler. */
+import { createPoller } from '../../src/poller';
+import { connectIoredis } from '../../src/redis/ioredis-port';
+import { meterPort } from '../../src/redis/metered';
+import type { RedisPort } from '../../src/redis/port';
+import { benchProcessor } from './processor';
+import { rssPeakMiB, type ScenarioResult, type StreamParams } from './types';
+
+export async function runProduct(params: StreamParams, connect: (url: string) => RedisPort = connectIoredis): Promise<ScenarioResult> {
+  const port = meterPort(connect(params.redisUrl));
+  const poller = createPoller({
+    port,
+    config: {
+      stream: params.stream,
+      group: params.group,
+      consumer: 'bench-product',
+      batch: params.batch,
+      handlerTimeoutMs: 5_000,
+      runBudgetMs: 600_000,
+      minIdleMs: 1_200_000,
+    },
+    process: benchProcessor(params.stream),
+  });
+  const started = performance.now();
+  const report = await poller.run({ mode: 'drain' });
+  const seconds = (performance.now() - started) / 1000;
+  await port.close();
+  if (report.acked !== params.count) throw new Error(`product acked ${report.acked} of ${params.count}`);
+  return { entries: report.acked, seconds, roundTrips: report.roundTrips, rounds: report.rounds, rssPeakMiB: rssPeakMiB() };
+}

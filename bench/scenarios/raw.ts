@@ -1,0 +1,28 @@
+/**
+ * The raw limit: no logic at all. Each round trip carries the bulk XACK of the previous
+ * batch and the next XREADGROUP COUNT n, pipelined.
+ */
+import { Redis } from 'ioredis';
+import { rssPeakMiB, type ScenarioResult, type StreamParams } from './types';
+
+export async function runRaw(params: StreamParams): Promise<ScenarioResult> {
+  const redis = new Redis(params.redisUrl);
+  let previous: Buffer[] = [];
+  let acked = 0;
+  let roundTrips = 0;
+  const started = performance.now();
+  for (;;) {
+    const pipeline = redis.pipeline();
+    if (previous.length > 0) pipeline.xack(params.stream, params.group, ...previous);
+    pipeline.callBuffer('XREADGROUP', 'GROUP', params.group, 'bench-raw', 'COUNT', params.batch, 'STREAMS', params.stream, '>');
+    const results = (await pipeline.exec())!;
+    roundTrips += 1;
+    acked += previous.length;
+    const reply = results[results.length - 1]![1] as Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null;
+    if (!reply) break;
+    previous = reply[0]![1].map(([id]) => id);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  redis.disconnect();
+  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB() };
+}
