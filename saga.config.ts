@@ -1,0 +1,144 @@
+/**
+ * The example deployment: an order saga (reserve stock → charge payment → ship; a failed
+ * charge releases the stock), shared by every entry point — the local stack
+ * (`npm start`), the CLI (`saga-streams --config saga.config.ts`), the Lambda functions
+ * and the Worker. Handlers live in examples/order-saga/.
+ *
+ * Flow: the shop publishes `order.placed` through the publish API (producer token) onto
+ * the orders stream; the orchestrator's `order-intake` consumer starts an instance and
+ * sends `inventory.reserve` to the inventory command stream; each participant reports on
+ * the shared results stream, which the `orchestrator` consumer reads to send the next
+ * command (or the compensation, `inventory.release`).
+ *
+ * Secrets — environment variable NAMES only; values come from the environment / secret
+ * store (key text: `hex:…`, `base64:…` or UTF-8, at least 16 bytes). `saga-streams dev`
+ * generates any that are missing.
+ *   REDIS_URL                     TCP Redis (Lambda, CLI, local stack)
+ *   UPSTASH_REDIS_REST_URL/_TOKEN REST Redis (Cloudflare Worker)
+ *   ORDERS_SIGNING_KEY            shop → orders stream (hmac; the publish API signs as `shop`)
+ *   INVENTORY_COMMAND_KEY         orchestrator → inventory commands (hmac)
+ *   PAYMENT_COMMAND_KEY           orchestrator → payment commands (hmac)
+ *   SHIPPING_COMMAND_KEY          orchestrator → shipping commands (hmac)
+ *   INVENTORY_RESULT_KEY          inventory → results (hmac-keyring key `inventory-1`)
+ *   PAYMENT_RESULT_KEY            payment → results (hmac-keyring key `payment-1`)
+ *   SHIPPING_RESULT_KEY           shipping → results (hmac-keyring key `shipping-1`)
+ *   SHOP_PRODUCER_TOKEN           bearer token of the `shop` producer on the publish API
+ *   WAKEUP_QUEUE_URL              SQS queue the publish API sends wake-ups to (AWS)
+ *
+ * Every stream name carries its own hash tag (`{orders}`, …) and `keyTag`, so on Redis
+ * Cluster each stream's DLT, markers and cursor share its slot.
+ */
+import { defineConfig } from './src/deployment/define-config';
+import { createMemoryStore, createOrderSaga, DEMO_STOCK, EventTypes, Producers } from './examples/order-saga/index';
+import type { LocalDemo } from './local/demo';
+
+export const Streams = {
+  orders: 'saga:{orders}:placed',
+  inventory: 'saga:{inventory}:commands',
+  payment: 'saga:{payment}:commands',
+  shipping: 'saga:{shipping}:commands',
+  results: 'saga:{order-results}:results',
+} as const;
+
+/** The in-memory store is per process: fine for the local stack and tests; swap it for your database. */
+const saga = createOrderSaga({ store: createMemoryStore(DEMO_STOCK) });
+
+/** The local stack places the demo orders through the publish API and prints finished instances. */
+export const demo: LocalDemo = saga.demo;
+
+const EVERY_MINUTE = '* * * * *';
+/** Per-consumer budgets: a run holds entries ≤ 20 s; entries idle 60 s are reclaimed from a dead run. */
+const settings = { batch: 50, handlerTimeoutMs: 5_000, runBudgetMs: 20_000, minIdleMs: 60_000 };
+
+const commandStream = (tag: string, keyEnv: string) => ({
+  keyTag: tag,
+  auth: { mode: 'hmac' as const, keyId: `orchestrator-${tag}-1`, keyEnv, producer: Producers.orchestrator },
+});
+
+export default defineConfig({
+  name: 'order-saga',
+  redis: {
+    tcp: { urlEnv: 'REDIS_URL' },
+    rest: { urlEnv: 'UPSTASH_REDIS_REST_URL', tokenEnv: 'UPSTASH_REDIS_REST_TOKEN' },
+  },
+  streams: {
+    [Streams.orders]: { keyTag: 'orders', auth: { mode: 'hmac', keyId: 'shop-1', keyEnv: 'ORDERS_SIGNING_KEY', producer: Producers.shop } },
+    [Streams.inventory]: commandStream('inventory', 'INVENTORY_COMMAND_KEY'),
+    [Streams.payment]: commandStream('payment', 'PAYMENT_COMMAND_KEY'),
+    [Streams.shipping]: commandStream('shipping', 'SHIPPING_COMMAND_KEY'),
+    [Streams.results]: {
+      keyTag: 'order-results',
+      auth: {
+        mode: 'hmac-keyring',
+        keys: {
+          'inventory-1': { producer: Producers.inventory, keyEnv: 'INVENTORY_RESULT_KEY' },
+          'payment-1': { producer: Producers.payment, keyEnv: 'PAYMENT_RESULT_KEY' },
+          'shipping-1': { producer: Producers.shipping, keyEnv: 'SHIPPING_RESULT_KEY' },
+        },
+      },
+    },
+  },
+  routes: {
+    [EventTypes.orderPlaced]: Streams.orders,
+    [EventTypes.inventoryReserve]: Streams.inventory,
+    [EventTypes.inventoryRelease]: Streams.inventory,
+    [EventTypes.paymentCharge]: Streams.payment,
+    [EventTypes.paymentRefund]: Streams.payment,
+    [EventTypes.shippingShip]: Streams.shipping,
+    [EventTypes.inventoryResult]: Streams.results,
+    [EventTypes.paymentResult]: Streams.results,
+    [EventTypes.shippingResult]: Streams.results,
+  },
+  consumers: {
+    'order-intake': {
+      stream: Streams.orders,
+      group: 'orchestrator',
+      schedule: EVERY_MINUTE,
+      wakeUp: true,
+      publishesAs: [Producers.orchestrator],
+      settings,
+      handler: saga.consumers.orderIntake,
+    },
+    orchestrator: {
+      stream: Streams.results,
+      group: 'orchestrator',
+      schedule: EVERY_MINUTE,
+      wakeUp: true,
+      publishesAs: [Producers.orchestrator],
+      settings,
+      handler: saga.consumers.orchestrator,
+    },
+    inventory: {
+      stream: Streams.inventory,
+      group: 'inventory',
+      schedule: EVERY_MINUTE,
+      wakeUp: true,
+      publishesAs: [Producers.inventory],
+      settings,
+      handler: saga.consumers.inventory,
+    },
+    payment: {
+      stream: Streams.payment,
+      group: 'payment',
+      schedule: EVERY_MINUTE,
+      wakeUp: true,
+      publishesAs: [Producers.payment],
+      settings,
+      handler: saga.consumers.payment,
+    },
+    shipping: {
+      stream: Streams.shipping,
+      group: 'shipping',
+      schedule: EVERY_MINUTE,
+      wakeUp: true,
+      publishesAs: [Producers.shipping],
+      settings,
+      handler: saga.consumers.shipping,
+    },
+  },
+  publishApi: {
+    producers: { [Producers.shop]: { tokenEnv: 'SHOP_PRODUCER_TOKEN', eventTypes: [EventTypes.orderPlaced] } },
+  },
+  trim: { schedule: '*/15 * * * *', dltRetentionSeconds: 14 * 24 * 3600, reaperIdleMs: 24 * 3600 * 1000 },
+  wakeUp: { kind: 'sqs', queueUrlEnv: 'WAKEUP_QUEUE_URL' },
+});
