@@ -1,0 +1,71 @@
+/**
+ * The HTTP publish API (SPEC §6.2) as a Hono app: the same app serves Node (local stack),
+ * Lambda (Hono's adapter) and Workers (`fetch`). Producer tokens are read and digested at
+ * construction, so a missing token variable fails start-up naming the variable.
+ *
+ * @example
+ * const runtime = createRuntime(config, { port: connectRest(config, env), env });
+ * const app = createPublishApp({ runtime, env, wakeUp: (streams) => queue.send({ streams }) });
+ * export default { fetch: app.fetch };
+ */
+import { Hono } from 'hono';
+import type { DeploymentRuntime } from '../deployment/runtime';
+import type { SecretEnv } from '../deployment/secrets';
+import { ConfigError } from '../errors';
+import { responseForError } from './failures';
+import { createHandlers } from './handlers';
+import { createLogger, describeError, type LogSink } from './log';
+import { problemResponse } from './problems';
+import { deploymentReadiness, publicChecks } from './readiness';
+import { createTokenAuthenticator } from './tokens';
+
+export interface PublishAppOptions {
+  readonly runtime: DeploymentRuntime;
+  /** Where the producer token variables (`publishApi.producers.*.tokenEnv`) are read. */
+  readonly env: SecretEnv;
+  /**
+   * Called after every successful publish with the streams it touched (duplicates
+   * included: a retried request may follow a crash that sent no wake-up). Awaited before
+   * the response, so it finishes on platforms that freeze after responding; its failure
+   * is logged and never fails the publish.
+   */
+  readonly wakeUp?: (streams: readonly string[]) => Promise<void>;
+  /** Clock for log timestamps. */
+  readonly now?: () => number;
+  /** Where JSON log lines go (default: console.log). */
+  readonly log?: LogSink;
+}
+
+export function createPublishApp(options: PublishAppOptions): Hono {
+  const { runtime, wakeUp } = options;
+  const api = runtime.config.data.publishApi;
+  if (!api) throw new ConfigError('publish API', [{ path: 'publishApi', message: 'is required to serve the publish API' }]);
+  const tokens = createTokenAuthenticator(api.producers, options.env);
+  const log = createLogger(options.log ?? ((line) => console.log(line)), options.now ?? Date.now);
+
+  const afterPublish = async (streams: readonly string[]): Promise<void> => {
+    if (!wakeUp) return;
+    const unique = [...new Set(streams)];
+    try {
+      await wakeUp(unique);
+    } catch (error) {
+      log.warn('wake-up failed; consumers poll at their next tick', { streams: unique, error: describeError(error) });
+    }
+  };
+  const handlers = createHandlers({ runtime, tokens, bodyLimitBytes: api.bodyLimitBytes, maxBatch: api.maxBatch, afterPublish });
+
+  const app = new Hono();
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const readiness = await deploymentReadiness(runtime);
+    const checks = publicChecks(readiness);
+    if (readiness.ready) return c.json({ ready: true, checks });
+    log.warn('not ready', { failed: readiness.checks.filter((check) => !check.ok) });
+    return problemResponse('not_ready', 'a readiness check failed', { checks });
+  });
+  app.post('/v1/events/:eventType', handlers.publishOne);
+  app.post('/v1/events', handlers.publishBatch);
+  app.notFound(() => problemResponse('route_not_found'));
+  app.onError((error) => responseForError(error, log));
+  return app;
+}

@@ -1,0 +1,78 @@
+/**
+ * The two publish endpoints (SPEC §6.2). Checks run cheapest first and before the body is
+ * read: token (401), event type known (404) and allowed (403), headers (400), then the
+ * bounded body (413). Thrown errors go to the app's error handler (failures.ts).
+ */
+import type { Context } from 'hono';
+import type { DeploymentRuntime } from '../deployment/runtime';
+import { isValidEventId } from '../keys';
+import type { PublishResult } from '../publish/publisher';
+import { isValidTraceparent } from '../publish/traceparent';
+import { checkBatch } from './batch';
+import { readBoundedBody } from './body';
+import { problemResponse } from './problems';
+import type { TokenAuthenticator } from './tokens';
+
+export interface HandlerDeps {
+  readonly runtime: DeploymentRuntime;
+  readonly tokens: TokenAuthenticator;
+  readonly bodyLimitBytes: number;
+  readonly maxBatch: number;
+  /** Runs after a successful publish with the streams it touched; never throws. */
+  readonly afterPublish: (streams: readonly string[]) => Promise<void>;
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return contentType?.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
+function tooLarge(limit: number): Response {
+  return problemResponse('body_too_large', `the body limit is ${limit} bytes`);
+}
+
+export function createHandlers(deps: HandlerDeps) {
+  const { runtime, tokens } = deps;
+  const routes = runtime.config.data.routes;
+
+  async function publishOne(c: Context): Promise<Response> {
+    const auth = await tokens.authenticate(c.req.header('authorization'));
+    if (!auth.ok) return problemResponse(auth.code);
+    const eventType = c.req.param('eventType') ?? '';
+    if (!Object.hasOwn(routes, eventType)) return problemResponse('event_type_unknown', 'no route for this event type');
+    if (!auth.eventTypes.has(eventType)) return problemResponse('event_type_forbidden', 'this token may not publish this event type');
+    const eventId = c.req.header('idempotency-key');
+    if (eventId === undefined) return problemResponse('idempotency_key_missing', 'send the event_id as Idempotency-Key');
+    if (!isValidEventId(eventId)) return problemResponse('idempotency_key_invalid', 'must be 1..=256 printable ASCII characters without spaces');
+    const traceparent = c.req.header('traceparent');
+    if (traceparent !== undefined && !isValidTraceparent(traceparent)) return problemResponse('traceparent_invalid');
+    const body = await readBoundedBody(c.req.raw, deps.bodyLimitBytes);
+    if (!body.ok) return tooLarge(deps.bodyLimitBytes);
+
+    const event = { eventType, eventId, payload: body.bytes, ...(traceparent === undefined ? {} : { traceparent }) };
+    const result = await runtime.publisherFor(auth.producer).publish(event);
+    await deps.afterPublish([result.stream]);
+    const answer = { event_id: result.eventId, stream: result.stream, entry_id: result.entryId };
+    return result.duplicate ? c.json({ ...answer, duplicate: true }, 200) : c.json(answer, 202);
+  }
+
+  async function publishBatch(c: Context): Promise<Response> {
+    const auth = await tokens.authenticate(c.req.header('authorization'));
+    if (!auth.ok) return problemResponse(auth.code);
+    if (!isJson(c.req.header('content-type'))) return problemResponse('content_type_unsupported', 'a batch must be application/json');
+    const body = await readBoundedBody(c.req.raw, deps.bodyLimitBytes);
+    if (!body.ok) return tooLarge(deps.bodyLimitBytes);
+    const batch = checkBatch(body.bytes, { maxBatch: deps.maxBatch, routes, allowed: auth.eventTypes, transport: runtime.port.transport });
+    if (!batch.ok) return problemResponse(batch.code, batch.detail, batch.invalid ? { invalid_events: batch.invalid } : {});
+
+    const results = await runtime.publisherFor(auth.producer).publishBatch(batch.events);
+    await deps.afterPublish(results.map((r) => r.stream));
+    const allDuplicates = results.every((r) => r.duplicate);
+    return c.json({ results: results.map(resultBody) }, allDuplicates ? 200 : 202);
+  }
+
+  return { publishOne, publishBatch };
+}
+
+function resultBody(result: PublishResult) {
+  return { event_id: result.eventId, event_type: result.eventType, stream: result.stream, entry_id: result.entryId, duplicate: result.duplicate };
+}

@@ -1,0 +1,73 @@
+/**
+ * Producer tokens → producer identity (SPEC §6.2). Tokens are secrets: only their SHA-256
+ * digests are kept, and a presented token is compared by digest, so the comparison runs
+ * over equal-length inputs in constant time and neither a token's length nor the position
+ * of a mismatch leaks. Every configured digest is compared on every request.
+ */
+import { constantTimeEqual } from '../auth/constant-time';
+import { ConfigError } from '../errors';
+import { readSecrets, type SecretEnv } from '../deployment/secrets';
+
+export interface ProducerSpec {
+  readonly tokenEnv: string;
+  readonly eventTypes: readonly string[];
+}
+
+export type Authentication =
+  | { readonly ok: true; readonly producer: string; readonly eventTypes: ReadonlySet<string> }
+  | { readonly ok: false; readonly code: 'token_missing' | 'token_invalid' };
+
+export interface TokenAuthenticator {
+  authenticate(authorization: string | undefined): Promise<Authentication>;
+}
+
+const utf8 = new TextEncoder();
+/** `Bearer <token>`: the scheme is case-insensitive (RFC 9110), the token one b64token. */
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+async function sha256(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', utf8.encode(text)));
+}
+
+/**
+ * Reads every producer's token variable now, so a missing one fails at start naming the
+ * variable (never a value). Two producers sharing a token would make identity ambiguous:
+ * refused the same way.
+ */
+export function createTokenAuthenticator(producers: Readonly<Record<string, ProducerSpec>>, env: SecretEnv): TokenAuthenticator {
+  const entries = Object.entries(producers);
+  const secrets = readSecrets(env, entries.map(([, spec]) => spec.tokenEnv), 'publish API producer tokens');
+  const seen = new Map<string, string>();
+  for (const [producer, spec] of entries) {
+    const token = secrets.get(spec.tokenEnv)!;
+    const other = seen.get(token);
+    if (other !== undefined) {
+      throw new ConfigError('publish API producer tokens', [
+        { path: `publishApi.producers.${producer}.tokenEnv`, message: `holds the same token as producer "${other}": identities would be ambiguous` },
+      ]);
+    }
+    seen.set(token, producer);
+  }
+  const known = entries.map(([producer, spec]) => ({
+    producer,
+    eventTypes: new Set(spec.eventTypes),
+    digest: sha256(secrets.get(spec.tokenEnv)!),
+  }));
+  secrets.clear();
+  seen.clear();
+
+  return {
+    async authenticate(authorization) {
+      if (authorization === undefined || authorization === '') return { ok: false, code: 'token_missing' };
+      const match = BEARER.exec(authorization);
+      if (!match) return { ok: false, code: 'token_invalid' };
+      const presented = await sha256(match[1]!);
+      let found: (typeof known)[number] | undefined;
+      for (const candidate of known) {
+        // No early exit: the time taken does not depend on which producer matched.
+        if (constantTimeEqual(presented, await candidate.digest) && found === undefined) found = candidate;
+      }
+      return found ? { ok: true, producer: found.producer, eventTypes: found.eventTypes } : { ok: false, code: 'token_invalid' };
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Wake-up messages: after a publish, one message tells the wake-up consumers of the touched
+ * streams to poll now instead of at their next cron tick. The same JSON body travels over
+ * SQS and Cloudflare Queues: `{"streams": ["<stream>", ...]}`. A wake-up carries no entry —
+ * losing one only delays delivery until the next scheduled poll.
+ */
+import type { DeploymentConfig } from '../deployment/define-config';
+import { wakeUpConsumers } from '../deployment/jobs';
+
+export interface WakeUpMessage {
+  readonly streams: readonly string[];
+}
+
+/**
+ * The message for a publish that touched `streams`, or undefined when no wake-up consumer
+ * reads any of them (nothing to send). Streams are deduplicated and sorted.
+ */
+export function wakeUpMessageFor(config: DeploymentConfig, streams: readonly string[]): WakeUpMessage | undefined {
+  const wanted = [...new Set(streams)].filter((stream) => wakeUpConsumers(config, stream).length > 0).sort();
+  return wanted.length > 0 ? { streams: wanted } : undefined;
+}
+
+/** A received body (parsed JSON object, or its text), or undefined when it is not a wake-up. */
+export function parseWakeUpMessage(body: unknown): WakeUpMessage | undefined {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const streams = (value as { streams?: unknown }).streams;
+  if (!Array.isArray(streams) || !streams.every((s): s is string => typeof s === 'string')) return undefined;
+  return { streams };
+}
+
+/** Consumers to poll for these messages, each once, in config order. */
+export function consumersToWake(config: DeploymentConfig, messages: readonly WakeUpMessage[]): string[] {
+  const streams = new Set(messages.flatMap((m) => m.streams));
+  return wakeUpConsumers(config).filter((name) => streams.has(config.consumers.get(name)!.config.stream));
+}
