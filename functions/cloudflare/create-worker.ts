@@ -1,0 +1,119 @@
+/**
+ * The Cloudflare Worker of a deployment (SPEC §11): `fetch` serves the publish API,
+ * `scheduled` runs the poll and trim jobs of the cron expression that fired, `queue` polls
+ * the wake-up consumers of the streams named in wake-up messages. Redis is reached over
+ * REST (Upstash); the Worker's env bindings are the secrets. Runtime and app are built once
+ * per env object, i.e. once per isolate in practice.
+ *
+ * @example
+ * // worker.ts
+ * export default createWorker(config);
+ */
+import type { Hono } from 'hono';
+import { connectRest } from '../../src/deployment/connect-rest';
+import type { DeploymentConfig } from '../../src/deployment/define-config';
+import { jobsForCron } from '../../src/deployment/jobs';
+import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
+import { createPublishApp } from '../../src/http/app';
+import { describeError } from '../../src/http/log';
+import { problemResponse } from '../../src/http/problems';
+import { consumersToWake, parseWakeUpMessage, type WakeUpMessage } from '../../src/http/wake-up';
+import { deadlineWithin, QUEUE_LIMIT_MS, SCHEDULED_LIMIT_MS } from './budget';
+import { secretEnvOf, type MessageBatch, type ModuleWorker, type QueueMessage, type WorkerEnv } from './platform';
+import { runJobs, throwIfAnyFailed } from './run-jobs';
+import { queueWakeUp } from './wake-up-queue';
+
+export interface WorkerOptions {
+  /** Where JSON log lines go (default: console.log, i.e. Workers Logs). */
+  readonly log?: (line: string) => void;
+  readonly now?: () => number;
+}
+
+interface WorkerState {
+  readonly runtime: DeploymentRuntime;
+  app(): Hono;
+}
+
+export function createWorker(config: DeploymentConfig, options: WorkerOptions = {}): ModuleWorker {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const now = options.now ?? Date.now;
+  const states = new WeakMap<WorkerEnv, WorkerState>();
+  const logLine = (level: string, msg: string, fields: Record<string, unknown>) =>
+    log(JSON.stringify({ level, msg, deployment: config.name, timestamp: now(), ...fields }));
+
+  const stateFor = (env: WorkerEnv): WorkerState => {
+    const cached = states.get(env);
+    if (cached) return cached;
+    const secrets = secretEnvOf(env);
+    const runtime = createRuntime(config, { port: connectRest(config, secrets), env: secrets, now: options.now });
+    let app: Hono | undefined;
+    const state: WorkerState = {
+      runtime,
+      app: () => (app ??= createPublishApp({ runtime, env: secrets, wakeUp: queueWakeUp(config, env), now, log })),
+    };
+    states.set(env, state);
+    return state;
+  };
+
+  /** Scheduled and queue runs cannot answer a problem response: log why, then fail the invocation. */
+  const runtimeFor = (env: WorkerEnv): DeploymentRuntime => {
+    try {
+      return stateFor(env).runtime;
+    } catch (error) {
+      logLine('error', 'worker misconfigured', { error: describeError(error) });
+      throw error;
+    }
+  };
+
+  /** Each valid wake-up is acked when every consumer of its streams polled, else retried. */
+  const settleMessages = (valid: Array<{ message: QueueMessage; wake: WakeUpMessage }>, failedStreams: ReadonlySet<string>) => {
+    for (const { message, wake } of valid) {
+      if (wake.streams.some((stream) => failedStreams.has(stream))) message.retry();
+      else message.ack();
+    }
+  };
+
+  return {
+    async fetch(request, env, ctx) {
+      let app: Hono;
+      try {
+        app = stateFor(env).app();
+      } catch (error) {
+        logLine('error', 'worker misconfigured', { error: describeError(error) });
+        return problemResponse('server_misconfigured', 'the Worker is missing configuration; see its logs');
+      }
+      return app.fetch(request, env, ctx as Parameters<Hono['fetch']>[2]);
+    },
+
+    async scheduled(controller, env) {
+      const jobs = jobsForCron(config, controller.cron);
+      if (jobs.length === 0) {
+        logLine('warn', 'no job is scheduled on this cron expression', { cron: controller.cron });
+        return;
+      }
+      const deadline = deadlineWithin(SCHEDULED_LIMIT_MS, now());
+      throwIfAnyFailed(await runJobs(runtimeFor(env), jobs, { deadline, log, now }));
+    },
+
+    async queue(batch: MessageBatch, env) {
+      const valid: Array<{ message: QueueMessage; wake: WakeUpMessage }> = [];
+      for (const message of batch.messages) {
+        const wake = parseWakeUpMessage(message.body);
+        if (wake) valid.push({ message, wake });
+        else {
+          // Retrying cannot repair a malformed message; the next cron tick polls anyway.
+          logLine('warn', 'dropped a message that is not a wake-up', { queue: batch.queue, id: message.id });
+          message.ack();
+        }
+      }
+      const consumers = consumersToWake(config, valid.map((v) => v.wake));
+      if (consumers.length === 0) return settleMessages(valid, new Set());
+      const deadline = deadlineWithin(QUEUE_LIMIT_MS, now());
+      const outcomes = await runJobs(runtimeFor(env), consumers.map((consumer) => ({ kind: 'poll', consumer })), { deadline, log, now });
+      const failedStreams = new Set(
+        outcomes.flatMap((o) => (o.ok || o.job.kind !== 'poll' ? [] : [config.consumers.get(o.job.consumer)!.config.stream])),
+      );
+      settleMessages(valid, failedStreams);
+    },
+  };
+}
