@@ -2,6 +2,7 @@
  * Runs one benchmark scenario in its own process (so RSS and GC are its own) and prints
  * `RESULT <json>` as its last line. Invoked by bench/run.ts.
  */
+import { useNodeCrypto } from '../src/node/crypto';
 import { runBullmq, type BullParams } from './scenarios/bullmq';
 import { runLatency, type LatencyParams } from './scenarios/latency';
 import { runPerMessage } from './scenarios/per-message';
@@ -28,6 +29,10 @@ async function main(job: Job): Promise<ScenarioResult> {
       return runLatency(job.params);
   }
 }
+
+// As every Node entry point of the product does (Lambda, CLI, local stack); the per-message
+// baseline verifies through the same engine, so the comparison stays like for like.
+useNodeCrypto();
 
 main(JSON.parse(process.argv[2]!) as Job).then(
   (result) => {

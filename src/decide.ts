@@ -123,6 +123,16 @@ function handleWithTimeout(
   });
 }
 
+/** limit 1: strictly in order, with no scheduling bookkeeping per entry. */
+async function runSequentially(count: number, mayStart: () => boolean, work: (index: number) => Promise<void>): Promise<void> {
+  for (let index = 0; index < count && mayStart(); index += 1) await work(index);
+}
+
+/**
+ * Runs work(i) for each index with at most `limit` in flight. Entries sharing an ordering
+ * key run one at a time, in index order; with limit 1 everything runs in order. Stops
+ * starting new work as soon as mayStart() says no.
+ */
 export function runOrdered<T>(
   items: readonly T[],
   limit: number,
@@ -130,6 +140,7 @@ export function runOrdered<T>(
   mayStart: () => boolean,
   work: (index: number) => Promise<void>,
 ): Promise<void> {
+  if (limit === 1) return runSequentially(items.length, mayStart, work);
   const keys = items.map((item) => keyOf?.(item));
   const started = new Array<boolean>(items.length).fill(false);
   const busyKeys = new Set<string>();

@@ -60,24 +60,47 @@ export function checkRequiredFields(entry: StreamEntry): Verdict | undefined {
   return undefined;
 }
 
+/**
+ * What a handler receives, decoded only as far as it reads: most handlers never look at
+ * the trace or the signal, and per-entry decoding and AbortSignals showed up in profiles.
+ */
+export class DeliveryView<P> implements Delivery<P> {
+  constructor(
+    readonly entry: StreamEntry,
+    readonly payload: P,
+    private readonly context: DeliveryContext,
+  ) {}
+
+  get eventId(): string {
+    return fieldText(this.entry, Fields.eventId)!;
+  }
+
+  get eventType(): string | undefined {
+    return fieldText(this.entry, Fields.event);
+  }
+
+  get traceparent(): string | undefined {
+    return fieldText(this.entry, Fields.traceparent);
+  }
+
+  get deliveries(): number {
+    return this.entry.deliveries;
+  }
+
+  get signal(): AbortSignal {
+    return this.context.signal;
+  }
+
+  get deadline(): number {
+    return this.context.deadline;
+  }
+}
+
 export function createProcessor<P>(decode: PayloadDecoder<P>, handler: DeliveryHandler<P>): EntryProcessor {
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const rejected = checkRequiredFields(entry);
     if (rejected) return rejected;
     const payload = decode(entry.fields.get(Fields.payload)!);
-    const outcome = await handler({
-      entry,
-      eventId: fieldText(entry, Fields.eventId)!,
-      eventType: fieldText(entry, Fields.event),
-      payload,
-      traceparent: fieldText(entry, Fields.traceparent),
-      deliveries: entry.deliveries,
-      // A getter: the round creates the AbortSignal only for handlers that read it.
-      get signal() {
-        return context.signal;
-      },
-      deadline: context.deadline,
-    });
-    return verdictOfOutcome(outcome);
+    return verdictOfOutcome(await handler(new DeliveryView(entry, payload, context)));
   };
 }

@@ -25,12 +25,14 @@ export class RoundTimeouts {
     const watch: Watch = { at, onExpire, live: true };
     this.#queue.push(watch);
     this.#live += 1;
-    if (this.#timer === undefined) this.#arm(at);
+    if (this.#timer === undefined) this.#arm(this.#queue[this.#head]!.at);
+    // Cancelling leaves the timer armed: with sequential handlers the next watch would
+    // only arm it again. A timer that fires with nothing live simply stops; the round
+    // disposes of it when it ends.
     return () => {
       if (!watch.live) return;
       watch.live = false;
       this.#live -= 1;
-      if (this.#live === 0) this.dispose();
     };
   }
 

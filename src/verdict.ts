@@ -20,8 +20,12 @@ export type Verdict =
   | { readonly kind: 'dead-letter'; readonly reason: string; readonly auth: boolean }
   | { readonly kind: 'retain'; readonly cause: RetainCause };
 
+// Acks are the common case: shared frozen values instead of an object per entry.
+const ACKED: Verdict = Object.freeze({ kind: 'ack', duplicate: false });
+const ACKED_DUPLICATE: Verdict = Object.freeze({ kind: 'ack', duplicate: true });
+
 export const Verdicts = {
-  ack: (duplicate = false): Verdict => ({ kind: 'ack', duplicate }),
+  ack: (duplicate = false): Verdict => (duplicate ? ACKED_DUPLICATE : ACKED),
   deadLetter(reason: string, options: { auth?: boolean } = {}): Verdict {
     if (!isValidReason(reason)) throw new TypeError(`dead-letter reason must match ${REASON_PATTERN}: got ${JSON.stringify(reason)}`);
     return { kind: 'dead-letter', reason, auth: options.auth ?? false };

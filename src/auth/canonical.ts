@@ -26,9 +26,13 @@ export function bytesOf(source: ByteSource): Uint8Array {
   return typeof source === 'string' ? utf8.encode(source) : source;
 }
 
-export function canonicalMessage(fields: SignedFields): Uint8Array {
+/**
+ * C as a list of byte ranges (length prefix, field, length prefix, field, ...), so an HMAC
+ * engine that hashes incrementally never copies a large payload into one buffer.
+ */
+export function canonicalParts(fields: SignedFields): Uint8Array[] {
   const traceparent = fields.traceparent === undefined ? undefined : bytesOf(fields.traceparent);
-  const parts = [
+  const values = [
     bytesOf(fields.stream),
     bytesOf(fields.eventId),
     bytesOf(fields.eventType),
@@ -36,14 +40,28 @@ export function canonicalMessage(fields: SignedFields): Uint8Array {
     traceparent === undefined ? ABSENT : PRESENT,
     traceparent ?? NOTHING,
   ];
-  const total = parts.reduce((sum, part) => sum + 4 + part.length, 0);
-  const message = new Uint8Array(total);
-  const view = new DataView(message.buffer);
+  const prefixes = new Uint8Array(4 * values.length);
+  const view = new DataView(prefixes.buffer);
+  const parts: Uint8Array[] = [];
+  values.forEach((value, i) => {
+    view.setUint32(4 * i, value.length, false);
+    parts.push(prefixes.subarray(4 * i, 4 * i + 4), value);
+  });
+  return parts;
+}
+
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const part of parts) total += part.length;
+  const out = new Uint8Array(total);
   let offset = 0;
   for (const part of parts) {
-    view.setUint32(offset, part.length, false);
-    message.set(part, offset + 4);
-    offset += 4 + part.length;
+    out.set(part, offset);
+    offset += part.length;
   }
-  return message;
+  return out;
+}
+
+export function canonicalMessage(fields: SignedFields): Uint8Array {
+  return concatBytes(canonicalParts(fields));
 }

@@ -18,6 +18,7 @@ export type KeyInput = Uint8Array | string | SecretKey;
 
 export class SecretKey {
   readonly #bytes: Uint8Array;
+  readonly #derived = new WeakMap<object, unknown>();
   #cryptoKey: Promise<HmacCryptoKey> | undefined;
 
   /** Copies the bytes, so later changes to the caller's array cannot alter the key. */
@@ -45,6 +46,15 @@ export class SecretKey {
       throw new TypeError('a base64 key must be valid base64');
     }
     return new SecretKey(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+  }
+
+  /**
+   * Key material derived from the bytes (a Web Crypto key, a Node KeyObject), made once per
+   * slot and cached. The bytes reach only `make`, an engine's own import function.
+   */
+  derive<T>(slot: object, make: (bytes: Uint8Array) => T): T {
+    if (!this.#derived.has(slot)) this.#derived.set(slot, make(this.#bytes));
+    return this.#derived.get(slot) as T;
   }
 
   /** Length in bytes; not secret, and needed to enforce a minimum key strength. */

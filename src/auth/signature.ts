@@ -1,8 +1,9 @@
 /**
- * Signing and verifying entries (SPEC §3.2): `sig = hex(HMAC-SHA256(key, C))`, computed
- * with Web Crypto only so one implementation serves Node, Lambda and workerd.
+ * Signing and verifying entries (SPEC §3.2): `sig = hex(HMAC-SHA256(key, C))`, through the
+ * installed HMAC engine (Web Crypto unless a Node entry point installed the native one).
  */
-import { canonicalMessage, type SignedFields } from './canonical';
+import { canonicalParts, type SignedFields } from './canonical';
+import { hmacEngine } from './hmac';
 import { fromHex, toHex } from './hex';
 import type { SecretKey } from './secret';
 
@@ -10,17 +11,16 @@ import type { SecretKey } from './secret';
 export const SIGNATURE_BYTES = 32;
 
 export async function signEntry(key: SecretKey, fields: SignedFields): Promise<string> {
-  const mac = await crypto.subtle.sign('HMAC', await key.hmacKey(), canonicalMessage(fields));
-  return toHex(new Uint8Array(mac));
+  return toHex(await hmacEngine().mac(key, canonicalParts(fields)));
 }
 
 /**
  * True when `sigHex` is the lowercase hex HMAC of the fields. The hex is decoded first and
- * the bytes are compared by `crypto.subtle.verify`, which compares in constant time — never
+ * the bytes are compared by the engine in constant time — never
  * a short-circuiting string comparison that would leak the length of a matching prefix.
  */
 export async function verifyEntry(key: SecretKey, fields: SignedFields, sigHex: string): Promise<boolean> {
   const presented = fromHex(sigHex);
   if (presented === undefined || presented.length !== SIGNATURE_BYTES) return false;
-  return crypto.subtle.verify('HMAC', await key.hmacKey(), presented, canonicalMessage(fields));
+  return hmacEngine().verify(key, canonicalParts(fields), presented);
 }

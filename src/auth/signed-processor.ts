@@ -4,14 +4,20 @@
  * which also learns the authenticated producer.
  */
 import type { DeliveryContext, EntryProcessor } from '../decide';
-import { Fields, fieldText, type StreamEntry } from '../entry';
-import { checkRequiredFields, type Delivery, type PayloadDecoder } from '../processor';
+import { Fields, type StreamEntry } from '../entry';
+import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
 import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
 import type { StreamAuth, StreamAuthInput } from './modes';
 import { createOriginVerifier } from './verifier';
 
 export interface SignedDelivery<P> extends Delivery<P> {
   readonly producer: string;
+}
+
+class SignedDeliveryView<P> extends DeliveryView<P> implements SignedDelivery<P> {
+  constructor(entry: StreamEntry, payload: P, context: DeliveryContext, readonly producer: string) {
+    super(entry, payload, context);
+  }
 }
 
 export type SignedDeliveryHandler<P> = (delivery: SignedDelivery<P>) => Promise<HandlerOutcome> | HandlerOutcome;
@@ -42,20 +48,7 @@ export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): En
     if (origin.kind !== 'authentic') return origin;
     const decoded = decodeOrVerdict(options.decode, entry.fields.get(Fields.payload)!);
     if ('kind' in decoded) return decoded;
-    const outcome = await options.handler({
-      entry,
-      eventId: fieldText(entry, Fields.eventId)!,
-      eventType: fieldText(entry, Fields.event),
-      payload: decoded.payload,
-      traceparent: fieldText(entry, Fields.traceparent),
-      deliveries: entry.deliveries,
-      // A getter: the round creates the AbortSignal only for handlers that read it.
-      get signal() {
-        return context.signal;
-      },
-      deadline: context.deadline,
-      producer: origin.producer,
-    });
-    return verdictOfOutcome(outcome);
+    const delivery = new SignedDeliveryView(entry, decoded.payload, context, origin.producer);
+    return verdictOfOutcome(await options.handler(delivery));
   };
 }

@@ -30,7 +30,7 @@ function reject(reason: string): OriginCheck {
 }
 
 /** The exact stored bytes are what was signed; nothing is decoded and re-encoded. */
-export function signedFieldsOf(stream: string, entry: StreamEntry): SignedFields {
+export function signedFieldsOf(stream: string | Uint8Array, entry: StreamEntry): SignedFields {
   return {
     stream,
     eventId: entry.fields.get(Fields.eventId) ?? EMPTY,
@@ -63,13 +63,15 @@ export function createOriginVerifier(stream: string, authInput: StreamAuth | Str
     const authentic: Authentic = { kind: 'authentic', producer: auth.producer! };
     return async () => authentic;
   }
+  // Encoded once: the stream name is part of every signed message.
+  const streamBytes = new TextEncoder().encode(stream);
   return async (entry) => {
     const sig = entry.fields.get(Fields.sig);
     if (sig === undefined) return reject(DeadLetterReasons.signatureMissing);
     const keyIdBytes = entry.fields.get(Fields.keyId);
     const trusted = trustedKeyOf(auth, keyIdBytes === undefined ? undefined : decodeText(keyIdBytes));
     if (trusted === undefined) return reject(DeadLetterReasons.signatureKeyUnknown);
-    const valid = await verifyEntry(trusted.key, signedFieldsOf(stream, entry), decodeText(sig));
+    const valid = await verifyEntry(trusted.key, signedFieldsOf(streamBytes, entry), decodeText(sig));
     return valid ? { kind: 'authentic', producer: trusted.producer } : reject(DeadLetterReasons.signatureInvalid);
   };
 }

@@ -5,7 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setHmacEngine, webCryptoHmac } from '../../src/auth/hmac';
+import { nodeHmac } from '../../src/node/crypto';
 import { canonicalMessage, type SignedFields } from '../../src/auth/canonical';
 import { fromHex, toHex } from '../../src/auth/hex';
 import { SecretKey } from '../../src/auth/secret';
@@ -58,6 +60,14 @@ describe('signature vectors', () => {
     if (c.canonical_hex !== undefined) expect(toHex(message)).toBe(c.canonical_hex);
   });
 
+});
+
+// Every engine must produce the contract's bytes: Web Crypto (portable default) and Node's
+// native HMAC (installed by Node entry points for throughput).
+describe.each([webCryptoHmac, nodeHmac])('signature vectors on the $name engine', (engine) => {
+  beforeAll(() => setHmacEngine(engine));
+  afterAll(() => setHmacEngine(webCryptoHmac));
+
   it.each(vectors.cases.map((c) => [c.name, c] as const))('%s: signs to the expected hex', async (_, c) => {
     expect(await signEntry(new SecretKey(bytesOf(c.key)), fieldsOf(c))).toBe(c.sig);
   });
@@ -75,6 +85,9 @@ describe('signature vectors', () => {
     expect(await verifyEntry(new SecretKey(other), fields, c.sig)).toBe(false);
   });
 
+});
+
+describe('signature vectors, structure', () => {
   it('keeps absent and empty traceparent apart, and field boundaries unambiguous', () => {
     const byName = (part: string) => vectors.cases.find((c) => c.name.includes(part))!.sig;
     expect(byName('no traceparent')).not.toBe(byName('empty traceparent'));
