@@ -1,0 +1,59 @@
+/**
+ * `dev`: the local stack in the foreground. Prints where everything is (stderr), one
+ * JSON line per run and per finished saga instance (stdout), and stops everything it
+ * started on SIGINT/SIGTERM, exiting 0.
+ */
+import { isLocalDemo } from '../../local/demo';
+import { startLocalStack } from '../../local/stack';
+import type { CommandContext } from '../context';
+import { UsageError } from '../exit-codes';
+
+export const DEFAULT_DEV_PORT = 8787;
+
+function portOption(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_DEV_PORT;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) throw new UsageError('--port must be an integer in 0..=65535');
+  return port;
+}
+
+function curlExample(apiUrl: string, tokenEnv: string): string {
+  return (
+    `curl -i -X POST ${apiUrl}/v1/events/order.placed -H "Authorization: Bearer $${tokenEnv}" ` +
+    `-H 'Idempotency-Key: placed-1' -H 'content-type: application/json' ` +
+    `-d '{"order_id":"order-1","sku":"sku-espresso","qty":1,"amount_cents":1200}'`
+  );
+}
+
+export async function devCommand(ctx: CommandContext): Promise<void> {
+  const { args, io, loaded } = ctx;
+  if (args.positionals.length > 0) throw new UsageError('dev takes no arguments');
+  const port = portOption(args.string('port'));
+  const demo = isLocalDemo(loaded.module.demo) ? loaded.module.demo : undefined;
+  const { config } = loaded;
+
+  const stack = await startLocalStack({ config, env: io.env, demo, port, host: args.string('host') ?? '127.0.0.1', out: io.out, err: io.err });
+  try {
+    io.out(JSON.stringify({ level: 'info', msg: 'local stack started', deployment: config.name, timestamp: Date.now(), api: stack.apiUrl, redis: stack.redis.display, privateRedis: stack.redis.private }));
+    io.err(`saga-streams dev — ${config.name}`);
+    io.err(`  redis        ${stack.redis.display}${stack.redis.private ? ' (private redis-server, stopped on exit)' : ''}`);
+    io.err(`  publish API  ${stack.apiUrl}/v1/events/{eventType}   ${stack.apiUrl}/healthz`);
+    io.err(`  status page  ${stack.apiUrl}/`);
+    if (stack.generatedSecrets.length > 0) io.err(`  secrets      generated for this run: ${stack.generatedSecrets.join(', ')}`);
+    for (const [producer, token] of stack.tokens) {
+      const tokenEnv = config.data.publishApi!.producers[producer]!.tokenEnv;
+      io.err(`  token        ${producer}: export ${tokenEnv}=${token}`);
+      if (producer === demo?.producer) io.err(`  try          ${curlExample(stack.apiUrl, tokenEnv)}`);
+    }
+    io.err('Ctrl-C stops everything.');
+    if (demo && !args.flag('no-demo')) await stack.placeDemoOrders();
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) return resolve();
+      io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    io.err('stopping…');
+  } finally {
+    await stack.stop();
+  }
+  io.out(JSON.stringify({ level: 'info', msg: 'local stack stopped', deployment: config.name, timestamp: Date.now() }));
+}

@@ -1,0 +1,49 @@
+/** `saga-streams --help`: the commands, options and exit codes (README's CLI reference mirrors it). */
+
+export const HELP = `saga-streams — poll, trim, inspect and redrive saga streams; run the local stack.
+
+Usage: saga-streams <command> [options]
+
+Commands:
+  dev                              run the local stack: Redis (REDIS_URL or a private
+                                   redis-server), the publish API and status page, every
+                                   consumer and trim on emulated schedules, the example saga
+      --port <n>                   HTTP port (default 8787; 0 = any free port)
+      --host <addr>                listen address (default 127.0.0.1)
+      --no-demo                    do not place the demo orders on startup
+  poll <consumer>                  one poll run of a configured consumer
+      --mode drain|continuous      default: the consumer's configured mode
+      --budget <duration>          run deadline from now (default: the consumer's runBudgetMs)
+      --consumer-name <name>       Redis consumer name for this run (default: configured)
+  trim                             safe trim, dead-letter retention and consumer reaper
+  backlog [consumer...]            pending count, oldest pending age, lag, dead letters
+  dlt list                         dead-letter records, oldest first
+      --stream <s>                 only this source stream (default: every consumed stream)
+      --reason <r>                 only this reason (repeatable)
+      --older-than <duration>      only records dead-lettered at least this long ago
+      --newer-than <duration>      only records dead-lettered at most this long ago
+      --limit <n>                  at most n records per stream (default 100, max 10000)
+  dlt redrive <id...> | --all      move records back to their source stream, byte for byte
+      --stream <s>                 where the ids live (needed only if two DLTs hold an id)
+      --all                        every record (filtered by --reason/--older-than/--newer-than)
+  publish <event-type>             append one event, signed as its producer
+      --id <event_id>              required: the event id (deduplication identity)
+      --payload <text>             payload text (e.g. JSON), or
+      --payload-file <file>        payload bytes from a file ("-" = stdin)
+      --as <producer>              producer to sign as, when more than one can
+      --traceparent <tp>           W3C traceparent to attach
+
+Global options:
+  --config <path>                  deployment config module (default ./saga.config.ts)
+  --json                           machine-readable output: one JSON document per line on stdout
+  -h, --help                       this help
+
+Durations: 500ms, 30s, 10m, 2h, 7d.
+Environment: REDIS_URL (or the variable named by the config's redis.tcp.urlEnv) and the
+secret variables the config names (only those the command needs are read).
+
+Exit codes:
+  0  success
+  1  failure (Redis unreachable, invalid config, missing secret, a record not redriven, …)
+  2  usage error (unknown command or option, bad value, unknown consumer, config not found)
+`;

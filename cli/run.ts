@@ -1,0 +1,66 @@
+/**
+ * `saga-streams` as a function: argv in, exit code out, output through the injected IO.
+ * `main.ts` binds it to the process; tests call it in-process.
+ */
+import { errorCode } from '../src/errors';
+import { parseCommandLine, type CommandName, type ParsedArgs } from './args';
+import { backlogCommand } from './commands/backlog';
+import { dltListCommand, dltRedriveCommand } from './commands/dlt';
+import { pollCommand } from './commands/poll';
+import { publishCommand } from './commands/publish';
+import { trimCommand } from './commands/trim';
+import { createContext, type CommandContext } from './context';
+import { ExitCodes, type ExitCode } from './exit-codes';
+import { HELP } from './help';
+import type { CliIo } from './io';
+import { loadConfig } from './load-config';
+
+type Command = (ctx: CommandContext) => Promise<void>;
+
+const COMMANDS: Record<Exclude<CommandName, 'help'>, Command> = {
+  // Loaded on demand: the local stack pulls in the HTTP server, which other commands never need.
+  dev: async (ctx) => (await import('./commands/dev')).devCommand(ctx),
+  poll: pollCommand,
+  trim: trimCommand,
+  backlog: backlogCommand,
+  'dlt list': dltListCommand,
+  'dlt redrive': dltRedriveCommand,
+  publish: publishCommand,
+};
+
+/** Usage errors, and publish input the publisher refused before sending, are the caller's mistake. */
+const USAGE_CODES = new Set(['CLI_USAGE', 'PUBLISH_EVENT_INVALID', 'PUBLISH_ROUTE_UNKNOWN']);
+
+function report(io: CliIo, json: boolean, error: unknown): ExitCode {
+  const code = errorCode(error) ?? 'UNEXPECTED';
+  const message = error instanceof Error ? error.message : String(error);
+  const usage = USAGE_CODES.has(code);
+  io.err(`saga-streams: ${message}`);
+  if (usage) io.err('run saga-streams --help for usage');
+  // A failed command already printed its result; other errors get one JSON line for scripts.
+  if (json && code !== 'CLI_COMMAND_FAILED') io.out(JSON.stringify({ error: { code, message } }));
+  return usage ? ExitCodes.usage : ExitCodes.failure;
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  let args: ParsedArgs;
+  try {
+    args = parseCommandLine(argv);
+  } catch (error) {
+    return report(io, argv.includes('--json'), error);
+  }
+  if (args.help || args.command === 'help') {
+    io.out(HELP.trimEnd());
+    return ExitCodes.ok;
+  }
+  let ctx: CommandContext | undefined;
+  try {
+    ctx = createContext(args, io, await loadConfig(args.config, io.cwd));
+    await COMMANDS[args.command](ctx);
+    return ExitCodes.ok;
+  } catch (error) {
+    return report(io, args.json, error);
+  } finally {
+    await ctx?.close().catch(() => {});
+  }
+}

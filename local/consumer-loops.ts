@@ -1,0 +1,114 @@
+/**
+ * The local stack's poll runs: one drain run per trigger (a wake-up after an append, an
+ * emulated cron tick, startup), never two at once for the same consumer — a trigger
+ * during a run queues exactly one more. Every run prints the JSON line a deployed
+ * function would log (runLogLine), and the recent ones feed the status page.
+ */
+import { runPollJob, runTrimJob } from '../src/deployment/jobs';
+import { runLogLine, type JobReport } from '../src/deployment/log';
+import type { DeploymentRuntime } from '../src/deployment/runtime';
+import { errorCode } from '../src/errors';
+
+/** Report lines kept for the status page. */
+export const RECENT_REPORTS = 50;
+
+export interface ConsumerLoopsOptions {
+  readonly runtime: DeploymentRuntime;
+  /** One JSON line per run (stdout). */
+  readonly log: (line: string) => void;
+  readonly signal: AbortSignal;
+}
+
+export interface ConsumerLoops {
+  trigger(consumer: string): void;
+  /** Polls every consumer reading one of `streams`. */
+  wake(streams: readonly string[]): void;
+  triggerAll(): void;
+  trim(): Promise<void>;
+  /** The latest report lines, newest last. */
+  recent(): readonly Record<string, unknown>[];
+  /** Resolves once no run is in flight or queued. */
+  idle(): Promise<void>;
+}
+
+interface LoopState {
+  running: Promise<void> | undefined;
+  again: boolean;
+}
+
+export function createConsumerLoops({ runtime, log, signal }: ConsumerLoopsOptions): ConsumerLoops {
+  const deployment = runtime.config.name;
+  const states = new Map<string, LoopState>([...runtime.config.consumers.keys()].map((name) => [name, { running: undefined, again: false }]));
+  const recent: Record<string, unknown>[] = [];
+  let trimming: Promise<void> | undefined;
+
+  const emit = (line: string) => {
+    log(line);
+    recent.push(JSON.parse(line) as Record<string, unknown>);
+    if (recent.length > RECENT_REPORTS) recent.shift();
+  };
+  const failed = (job: string, consumer: string | undefined, error: unknown) =>
+    emit(
+      JSON.stringify({
+        level: 'error',
+        msg: `${job} run failed`,
+        deployment,
+        job,
+        ...(consumer ? { consumer } : {}),
+        timestamp: Date.now(),
+        error: { code: errorCode(error) ?? 'UNEXPECTED', message: error instanceof Error ? error.message : String(error) },
+      }),
+    );
+  const report = (result: JobReport) => emit(runLogLine(result, { deployment }));
+
+  async function runLoop(name: string, state: LoopState): Promise<void> {
+    const budgetMs = runtime.config.consumers.get(name)!.config.runBudgetMs;
+    do {
+      state.again = false;
+      try {
+        report(await runPollJob(runtime, name, { deadline: Date.now() + budgetMs, signal }));
+      } catch (error) {
+        if (!signal.aborted) failed('poll', name, error);
+      }
+    } while (state.again && !signal.aborted);
+  }
+
+  const trigger = (name: string) => {
+    const state = states.get(name);
+    if (!state || signal.aborted) return;
+    if (state.running) {
+      state.again = true;
+      return;
+    }
+    state.running = runLoop(name, state).finally(() => {
+      state.running = undefined;
+    });
+  };
+
+  return {
+    trigger,
+    wake(streams) {
+      for (const plan of runtime.config.consumers.values()) if (streams.includes(plan.config.stream)) trigger(plan.name);
+    },
+    triggerAll() {
+      for (const name of states.keys()) trigger(name);
+    },
+    trim() {
+      trimming ??= runTrimJob(runtime)
+        .then(report, (error) => failed('trim', undefined, error))
+        .finally(() => {
+          trimming = undefined;
+        });
+      return trimming;
+    },
+    recent: () => [...recent],
+    async idle() {
+      for (;;) {
+        const running = [...states.values()].map((s) => s.running).filter((p): p is Promise<void> => p !== undefined);
+        if (trimming) running.push(trimming);
+        if (running.length === 0) return;
+        await Promise.all(running);
+      }
+    },
+  };
+}

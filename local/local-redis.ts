@@ -1,0 +1,59 @@
+/**
+ * The local stack's Redis: the one REDIS_URL (or the config's `redis.tcp.urlEnv`) names,
+ * otherwise a private redis-server on a free port — a 3-master Cluster when the config
+ * says `cluster: true` — that `stop()` shuts down.
+ */
+import type { DeploymentConfig } from '../src/deployment/define-config';
+import type { SecretEnv } from '../src/deployment/secrets';
+import { hasRedisServer, REDIS_SERVER_INSTALL_HINT, startRedisCluster, startRedisServer } from './redis-server';
+
+export interface LocalRedis {
+  /** The environment with the Redis variable set. */
+  readonly env: SecretEnv;
+  /** Where it is, without credentials (safe to print). */
+  readonly display: string;
+  /** True when this process started it (and stops it). */
+  readonly private: boolean;
+  /** Port of the private server (the first node of a private Cluster). */
+  readonly port: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** Raised when no Redis is configured and redis-server is not installed. */
+export class RedisServerMissingError extends Error {
+  readonly code = 'REDIS_SERVER_MISSING';
+  constructor(urlEnv: string) {
+    super(`${urlEnv} is not set and redis-server is not installed. Install it with:\n  ${REDIS_SERVER_INSTALL_HINT}\nor point ${urlEnv} at a Redis you run.`);
+    this.name = 'RedisServerMissingError';
+  }
+}
+
+/** host:port (list) of a Redis URL or node list, without user or password. */
+export function redactRedisUrl(value: string): string {
+  return value
+    .split(',')
+    .map((part) => {
+      try {
+        const url = new URL(part.includes('://') ? part : `redis://${part}`);
+        return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+      } catch {
+        return '(unparsable)';
+      }
+    })
+    .join(',');
+}
+
+export async function startLocalRedis(config: DeploymentConfig, env: SecretEnv): Promise<LocalRedis> {
+  const tcp = config.data.redis.tcp;
+  if (!tcp) throw new Error(`the local stack needs a redis.tcp endpoint in ${config.name}'s config`);
+  const given = env[tcp.urlEnv];
+  if (given) return { env, display: redactRedisUrl(given), private: false, port: undefined, stop: async () => {} };
+  if (!hasRedisServer()) throw new RedisServerMissingError(tcp.urlEnv);
+  if (tcp.cluster) {
+    const cluster = await startRedisCluster(3);
+    const nodes = cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+    return { env: { ...env, [tcp.urlEnv]: nodes }, display: nodes, private: true, port: cluster.nodes[0]?.port, stop: cluster.stop };
+  }
+  const server = await startRedisServer();
+  return { env: { ...env, [tcp.urlEnv]: server.url }, display: server.url, private: true, port: server.port, stop: server.stop };
+}

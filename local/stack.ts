@@ -1,0 +1,134 @@
+/**
+ * The local stack (`saga-streams dev`): Redis (REDIS_URL, or a private redis-server on a
+ * free port), the publish API and status page on one HTTP server, every consumer polled
+ * right after appends to its stream and on its emulated cron schedule, trim on its
+ * schedule, and the config's demo (the example saga's two orders) placed through the API.
+ * `stop()` undoes all of it, the private redis-server included.
+ */
+import { Hono } from 'hono';
+import { connectTcp } from '../src/deployment/connect-tcp';
+import type { DeploymentConfig } from '../src/deployment/define-config';
+import { createRuntime } from '../src/deployment/runtime';
+import type { SecretEnv } from '../src/deployment/secrets';
+import { createPublishApp } from '../src/http/app';
+import { command } from '../src/redis/port';
+import { runCommand } from '../src/redis/script';
+import { createConsumerLoops } from './consumer-loops';
+import { cronMatches, msToNextMinute } from './cron-match';
+import type { LocalDemo } from './demo';
+import { devSecrets } from './dev-secrets';
+import { serveFetch } from './http-server';
+import { startLocalRedis, type LocalRedis } from './local-redis';
+import { statusApp } from './status-page';
+import { watchStreams } from './stream-watcher';
+
+export interface LocalStackOptions {
+  readonly config: DeploymentConfig;
+  readonly env: SecretEnv;
+  readonly demo?: LocalDemo;
+  readonly port: number;
+  readonly host: string;
+  /** JSON lines: one per run, one per finished saga instance, and the stack's own events. */
+  readonly out: (line: string) => void;
+  /** Messages for a human (progress, warnings). */
+  readonly err: (line: string) => void;
+}
+
+export interface LocalStack {
+  readonly apiUrl: string;
+  readonly redis: LocalRedis;
+  /** producer → token generated for this run (tokens taken from the environment are not listed). */
+  readonly tokens: ReadonlyMap<string, string>;
+  readonly generatedSecrets: readonly string[];
+  /** Publishes the demo's events through the API (done once at startup unless disabled). */
+  placeDemoOrders(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const { config, out, err } = options;
+  const stops: Array<() => Promise<void>> = [];
+  /** Undoes what started, newest first; each step at most once. */
+  const stopAll = async () => {
+    for (let stop = stops.pop(); stop; stop = stops.pop()) await stop().catch((error) => err(`while stopping: ${(error as Error).message}`));
+  };
+  try {
+    const redis = await startLocalRedis(config, options.env);
+    stops.push(redis.stop);
+    const secrets = devSecrets(config, redis.env);
+    const env = secrets.env;
+    const port = connectTcp(config, env);
+    stops.push(() => port.close());
+    await runCommand(port, command('PING'));
+    const runtime = createRuntime(config, { port, env });
+
+    const controller = new AbortController();
+    const loops = createConsumerLoops({ runtime, log: out, signal: controller.signal });
+    const streams = [...new Set([...config.consumers.values()].map((plan) => plan.config.stream))];
+    const watching = watchStreams({
+      streams,
+      connect: () => connectTcp(config, env),
+      onAppend: (stream) => loops.wake([stream]),
+      onError: (stream, error) => err(`watching ${stream}: ${(error as Error).message}`),
+      signal: controller.signal,
+    });
+    // Stops run in reverse: abort, then wait for the watchers and the runs in flight.
+    stops.push(() => loops.idle());
+    stops.push(() => watching);
+    stops.push(async () => controller.abort());
+
+    // Emulated cron: at each minute boundary, whatever is scheduled for that minute.
+    let timer: NodeJS.Timeout;
+    const tick = () => {
+      const now = new Date();
+      for (const plan of config.consumers.values()) if (plan.schedule && cronMatches(plan.schedule, now)) loops.trigger(plan.name);
+      if (config.data.trim && cronMatches(config.data.trim.schedule, now)) void loops.trim();
+      timer = setTimeout(tick, msToNextMinute(Date.now()));
+    };
+    timer = setTimeout(tick, msToNextMinute(Date.now()));
+    stops.push(async () => clearTimeout(timer));
+
+    // First runs create the groups (and catch up on anything already in the streams).
+    loops.triggerAll();
+    await loops.idle();
+
+    const publishApp = createPublishApp({ runtime, env, wakeUp: async (touched) => loops.wake(touched), log: out });
+    const app = new Hono();
+    app.route('/', statusApp({ runtime, recent: loops.recent, demo: options.demo ? () => options.demo!.snapshot() : undefined }));
+    app.all('*', (c) => publishApp.fetch(c.req.raw));
+    const server = await serveFetch(app.fetch, options.port, options.host);
+    // Closed first on stop (stops run in reverse): no new publishes while the rest winds down.
+    stops.push(() => server.close());
+
+    if (options.demo) {
+      const demo = options.demo;
+      const unsubscribe = demo.onFinished((fields) =>
+        out(JSON.stringify({ level: 'info', msg: 'saga finished', deployment: config.name, timestamp: Date.now(), ...fields })),
+      );
+      stops.push(async () => unsubscribe());
+    }
+
+    const placeDemoOrders = async () => {
+      const demo = options.demo;
+      if (!demo) return;
+      const tokenEnv = config.data.publishApi?.producers[demo.producer]?.tokenEnv;
+      const token = tokenEnv === undefined ? undefined : env[tokenEnv];
+      if (!token) return err(`demo: producer ${demo.producer} has no publish API token; no demo orders placed`);
+      const runId = Date.now().toString(36);
+      for (const event of demo.events(runId)) {
+        const response = await fetch(`${server.url}/v1/events/${encodeURIComponent(event.eventType)}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'idempotency-key': event.eventId, 'content-type': 'application/json' },
+          body: JSON.stringify(event.payload),
+        });
+        err(`demo: ${event.eventType} ${event.eventId} → HTTP ${response.status}`);
+        await response.body?.cancel();
+      }
+    };
+
+    return { apiUrl: server.url, redis, tokens: secrets.tokens, generatedSecrets: secrets.generated, placeDemoOrders, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The local stack as a user starts it (`saga-streams dev`, REDIS_URL unset): it starts a
+ * private redis-server, serves the API, runs the example saga to one completed and one
+ * compensated order (visible in its JSON report lines), and SIGINT stops everything it
+ * started — the private Redis port is closed afterwards and the process exits 0. Without
+ * redis-server on PATH it fails with the command that installs it.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, symlinkSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REDIS_SERVER_INSTALL_HINT } from '../../local/redis-server';
+import { REPO_ROOT } from '../cli/fixture';
+
+const BIN = join(REPO_ROOT, 'bin', 'saga-streams.mjs');
+const STARTUP_MS = 15_000;
+
+type Line = Record<string, unknown>;
+
+/** The child's stdout JSON lines, and a way to wait for one matching a predicate. */
+function jsonLines(child: ChildProcessWithoutNullStreams) {
+  const lines: Line[] = [];
+  const waiters: Array<{ match: (line: Line) => boolean; resolve: (line: Line) => void }> = [];
+  createInterface({ input: child.stdout }).on('line', (text) => {
+    const line = JSON.parse(text) as Line;
+    lines.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.match(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  return {
+    lines,
+    /** The first line matching `match` (already seen, or to come). */
+    waitFor(match: (line: Line) => boolean, what: string): Promise<Line> {
+      const seen = lines.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${what} within ${STARTUP_MS} ms`)), STARTUP_MS);
+        waiters.push({ match, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+      });
+    },
+    /** Resolves once `done()` holds over the lines seen so far. */
+    until(done: () => boolean, what: string): Promise<void> {
+      return this.waitFor(() => done(), what).then(() => undefined);
+    },
+  };
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.once('error', () => resolve(false));
+    socket.connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(true);
+    });
+  });
+}
+
+const exited = (child: ChildProcessWithoutNullStreams) =>
+  new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+
+describe('saga-streams dev (npm start)', () => {
+  let child: ChildProcessWithoutNullStreams | undefined;
+  afterEach(() => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  it('serves the API, runs the example saga to a completed and a compensated order, and stops everything on SIGINT', async () => {
+    const { REDIS_URL: _ignored, ...env } = process.env;
+    child = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: REPO_ROOT, env });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const out = jsonLines(child);
+
+    const started = await out.waitFor((l) => l.msg === 'local stack started', 'start line').catch((e) => {
+      throw new Error(`${(e as Error).message}\nstderr:\n${stderr}`);
+    });
+    expect(started).toMatchObject({ privateRedis: true, deployment: 'order-saga' });
+    const api = String(started.api);
+    const redisPort = Number(new URL(String(started.redis)).port);
+    expect((await fetch(`${api}/healthz`)).status).toBe(200);
+    expect(stderr).toMatch(/export SHOP_PRODUCER_TOKEN=dev-shop-/);
+
+    const completed = await out.waitFor((l) => l.msg === 'saga finished' && l.status === 'completed', 'completed order');
+    const compensated = await out.waitFor((l) => l.msg === 'saga finished' && l.status === 'compensated', 'compensated order');
+    expect(completed).toMatchObject({ workflow: 'order', steps: ['reserve', 'charge', 'ship'] });
+    expect(compensated).toMatchObject({ workflow: 'order', steps: [], failure: 'charge_declined' });
+    // Report lines follow each run's settle; a run may still be settling when its handler finished the saga.
+    const acked = (consumer: string) => out.lines.filter((l) => l.msg === 'poll run' && l.consumer === consumer).reduce((sum, l) => sum + Number(l.acked), 0);
+    const expected = { 'order-intake': 2, inventory: 3 /* two reservations, one release */, payment: 2, shipping: 1, orchestrator: 6 };
+    const totals = () => Object.fromEntries(Object.keys(expected).map((consumer) => [consumer, acked(consumer)]));
+    await out.until(() => Object.entries(expected).every(([consumer, n]) => acked(consumer) >= n), 'report lines of every step').catch(() => {});
+    expect(totals()).toEqual(expected);
+    expect(out.lines.filter((l) => l.msg === 'poll run').every((l) => l.deadLettered === 0 && l.retained === 0)).toBe(true);
+
+    const status = (await (await fetch(`${api}/status.json`)).json()) as { consumers: Array<{ consumer: string; pending: number }> };
+    expect(status.consumers.map((c) => [c.consumer, c.pending])).toEqual([
+      ['order-intake', 0],
+      ['orchestrator', 0],
+      ['inventory', 0],
+      ['payment', 0],
+      ['shipping', 0],
+    ]);
+    expect(await portOpen(redisPort)).toBe(true);
+
+    child.kill('SIGINT');
+    expect(await exited(child)).toBe(0);
+    expect(out.lines.at(-1)).toMatchObject({ msg: 'local stack stopped' });
+    expect(await portOpen(redisPort)).toBe(false);
+    expect(await portOpen(Number(new URL(api).port))).toBe(false);
+  });
+
+  it('without REDIS_URL and without redis-server, exits 1 naming the install command', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'saga-streams-path-'));
+    symlinkSync(process.execPath, join(bin, 'node'));
+    const { REDIS_URL: _ignored, ...env } = process.env;
+    child = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: REPO_ROOT, env: { ...env, PATH: bin } });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    expect(await exited(child)).toBe(1);
+    expect(stderr).toContain(REDIS_SERVER_INSTALL_HINT);
+  });
+});
