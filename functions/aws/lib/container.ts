@@ -1,0 +1,37 @@
+/**
+ * Per-container state: the function's secrets are resolved and its runtime (Redis port,
+ * pollers, publishers) built once, on the first invocation, then reused while the
+ * container is warm. A failed start is not cached, so the next invocation tries again.
+ */
+import type { DeploymentConfig } from '../../../src/deployment/define-config';
+import { createRuntime, type DeploymentRuntime } from '../../../src/deployment/runtime';
+import type { SecretEnv } from '../../../src/deployment/secrets';
+import type { ResolvedDeps } from './deps';
+import { secretNamesOf, type FunctionRole } from './roles';
+import { resolveSecretEnv } from './secret-env';
+
+export interface Started {
+  readonly runtime: DeploymentRuntime;
+  /** The environment with this function's secrets resolved. */
+  readonly env: SecretEnv;
+}
+
+/** Runs `start` on first call and shares its result; a failure is forgotten, so the next call retries. */
+export function onceUntilFailure<T>(start: () => Promise<T>): () => Promise<T> {
+  let started: Promise<T> | undefined;
+  return () => {
+    started ??= start().catch((error: unknown) => {
+      started = undefined;
+      throw error;
+    });
+    return started;
+  };
+}
+
+export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole): () => Promise<Started> {
+  return onceUntilFailure(async () => {
+    const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role), deps.fetchSecret);
+    const port = deps.connect(config, env);
+    return { runtime: createRuntime(config, { port, env, now: deps.now }), env };
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * What a Lambda handler depends on besides its deployment config. Entry files take the
+ * defaults (process environment, the secrets extension, a real connection, the clock,
+ * stdout); tests pass their own.
+ */
+import { connectRest } from '../../../src/deployment/connect-rest';
+import { connectTcp } from '../../../src/deployment/connect-tcp';
+import type { DeploymentConfig } from '../../../src/deployment/define-config';
+import type { SecretEnv } from '../../../src/deployment/secrets';
+import type { RedisPort } from '../../../src/redis/port';
+import type { SecretFetcher } from './secret-env';
+import { extensionSecretFetcher } from './secrets-extension';
+
+export interface LambdaDeps {
+  /** Secret pointers (`X_SECRET_ID`) and plain values. Default: `process.env`. */
+  readonly env?: SecretEnv;
+  /** Reads one secret from its store. Default: the Parameters and Secrets extension. */
+  readonly fetchSecret?: SecretFetcher;
+  /** Opens the container's Redis port. Default: TCP when configured, else REST. */
+  readonly connect?: (config: DeploymentConfig, env: SecretEnv) => RedisPort;
+  readonly now?: () => number;
+  /** Writes one log line. Default: raw stdout, so each line reaches CloudWatch as pure JSON (EMF). */
+  readonly log?: (line: string) => void;
+}
+
+export type ResolvedDeps = Required<LambdaDeps>;
+
+export function connectDeployment(config: DeploymentConfig, env: SecretEnv): RedisPort {
+  return config.data.redis.tcp ? connectTcp(config, env) : connectRest(config, env);
+}
+
+export function withDefaults(deps: LambdaDeps): ResolvedDeps {
+  const env = deps.env ?? process.env;
+  return {
+    env,
+    fetchSecret: deps.fetchSecret ?? extensionSecretFetcher({ env }),
+    connect: deps.connect ?? connectDeployment,
+    now: deps.now ?? Date.now,
+    log: deps.log ?? ((line) => void process.stdout.write(`${line}\n`)),
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * CloudWatch metric names the alarms use, as the functions emit them in Embedded Metric
+ * Format (namespace and dimensions from src/deployment/log.ts; poll metrics named as the
+ * run report fields, backlog metrics by backlog-metrics.ts).
+ */
+export { METRIC_NAMESPACE } from '../../../src/deployment/log';
+
+export const DIMENSION_DEPLOYMENT = 'Deployment';
+export const DIMENSION_CONSUMER = 'Consumer';
+
+export const Metrics = {
+  /** Emitted by the trim function per consumer (backlog probe), ms. */
+  oldestPendingAgeMs: 'oldestPendingAgeMs',
+  pending: 'pending',
+  lag: 'lag',
+  deadLetters: 'deadLetters',
+  consumers: 'consumers',
+  /** Emitted by every poll run (run report). */
+  deletedPending: 'deletedPending',
+  authRejected: 'authRejected',
+} as const;
