@@ -1,6 +1,7 @@
 /**
  * Emulated schedules for the local stack: whether a 5-field cron expression (the form
- * `defineConfig` accepts) fires in a given minute, in local time. Fields accept `*`, `n`,
+ * `defineConfig` accepts) fires in a given minute, in UTC — as EventBridge and Cloudflare
+ * cron triggers do. Fields accept `*`, `n`,
  * `a-b`, `/step` and comma lists; when both day fields are restricted either may match
  * (classic cron).
  */
@@ -31,11 +32,16 @@ export function cronMatches(expression: string, at: Date): boolean {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5) return false;
   const [minute, hour, dom, month, dow] = fields as [string, string, string, string, string];
-  const day = at.getDay();
-  const domOk = fieldMatches(dom, at.getDate(), RANGES[2]!);
+  const day = at.getUTCDay();
+  const domOk = fieldMatches(dom, at.getUTCDate(), RANGES[2]!);
   const dowOk = fieldMatches(dow, day, RANGES[4]!) || (day === 0 && fieldMatches(dow, 7, RANGES[4]!));
   const dayOk = dom !== '*' && dow !== '*' ? domOk || dowOk : domOk && dowOk;
-  return fieldMatches(minute, at.getMinutes(), RANGES[0]!) && fieldMatches(hour, at.getHours(), RANGES[1]!) && fieldMatches(month, at.getMonth() + 1, RANGES[3]!) && dayOk;
+  return (
+    fieldMatches(minute, at.getUTCMinutes(), RANGES[0]!) &&
+    fieldMatches(hour, at.getUTCHours(), RANGES[1]!) &&
+    fieldMatches(month, at.getUTCMonth() + 1, RANGES[3]!) &&
+    dayOk
+  );
 }
 
 /** Ms from `now` to the start of the next minute. */

@@ -108,7 +108,13 @@ describe('saga-streams dev (npm start)', () => {
       ['payment', 0],
       ['shipping', 0],
     ]);
+    const page = await fetch(`${api}/`);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toMatch(/Backlog[\s\S]*order-intake[\s\S]*Recent runs[\s\S]*poll/);
     expect(await portOpen(redisPort)).toBe(true);
+
+    // Generated HMAC keys are never printed (only the producer token, for the curl).
+    expect(stderr + JSON.stringify(out.lines)).not.toMatch(/hex:[0-9a-f]{64}/);
 
     child.kill('SIGINT');
     expect(await exited(child)).toBe(0);
