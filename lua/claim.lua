@@ -27,8 +27,10 @@
 local stream, cursor_key = KEYS[1], KEYS[2]
 local group, consumer = ARGV[1], ARGV[2]
 
+-- A cursor that is not an entry id (lost, or written by hand) restarts the pass instead of
+-- failing every round from now on.
 local cursor = redis.call('GET', cursor_key)
-if not cursor then cursor = '0-0' end
+if not cursor or not string.match(cursor, '^%d+%-%d+$') then cursor = '0-0' end
 
 local claimed = redis.call('XAUTOCLAIM', stream, group, consumer, ARGV[3], cursor, 'COUNT', ARGV[4])
 local next_cursor, entries, deleted = claimed[1], claimed[2], claimed[3] or {}

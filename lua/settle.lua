@@ -14,7 +14,8 @@
   would let a failed XADD be followed by an ack with no evidence anywhere.
 
   The DLT record copies every original field as orig_<name>, read here with XRANGE so the
-  bytes are exact and never round-trip through the client.
+  bytes are exact and never round-trip through the client. An entry with more than 3900
+  fields (crafted; unpack() cannot carry it) is recorded with orig_omitted_fields = count.
 
   KEYS[1]     source stream
   KEYS[2]     dead-letter stream
@@ -33,8 +34,10 @@ local stream, dlt = KEYS[1], KEYS[2]
 local group, marker_ttl = ARGV[1], ARGV[2]
 local ack_count = tonumber(ARGV[3])
 
--- unpack() is bounded by the Lua C stack; chunk large ack lists.
+-- unpack() is bounded by the Lua C stack (about 8000 values); chunk large ack lists and
+-- never copy more original values than fit beside the record's own fields.
 local ACK_CHUNK = 1000
+local MAX_ORIGINAL_VALUES = 7800
 local acked = 0
 local i = 4
 local last_ack = 3 + ack_count
@@ -61,9 +64,16 @@ while i <= #ARGV do
     local original = redis.call('XRANGE', stream, entry_id, entry_id)
     if original[1] then
       local fields = original[1][2]
-      for f = 1, #fields, 2 do
-        record[#record + 1] = 'orig_' .. fields[f]
-        record[#record + 1] = fields[f + 1]
+      if #fields <= MAX_ORIGINAL_VALUES then
+        for f = 1, #fields, 2 do
+          record[#record + 1] = 'orig_' .. fields[f]
+          record[#record + 1] = fields[f + 1]
+        end
+      else
+        -- unpack() below cannot carry this many values: an entry built to be too wide to
+        -- copy must still leave the PEL. Record how many fields were left out instead.
+        record[#record + 1] = 'orig_omitted_fields'
+        record[#record + 1] = tostring(#fields / 2)
       end
     end
     redis.call('XADD', dlt, '*', unpack(record))

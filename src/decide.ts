@@ -54,8 +54,18 @@ export async function decideAll(
   let cutByDeadline = false;
 
   const timeouts = new RoundTimeouts(options.now);
+  // Keys whose earlier entry stayed pending this round: their later entries must wait too,
+  // or one saga instance's commands would be handled out of order (and a timed-out handler
+  // could still be running beside its successor).
+  const heldKeys = new Set<string>();
+  const keyOf = options.orderingKey;
   const handleOne = async (index: number): Promise<void> => {
     const entry = entries[index]!;
+    const key = keyOf?.(entry);
+    if (key !== undefined && heldKeys.has(key)) {
+      slots[index]!.verdict = Verdicts.retain('ordering');
+      return;
+    }
     const now = options.now();
     const limitedByDeadline = settleBy - now < options.handlerTimeoutMs;
     const expiresAt = Math.min(now + options.handlerTimeoutMs, settleBy);
@@ -64,6 +74,7 @@ export async function decideAll(
     micros += Math.round((performance.now() - started) * 1000);
     handled += 1;
     if (verdict.kind === 'retain' && verdict.cause === 'deadline') cutByDeadline = true;
+    if (verdict.kind === 'retain' && key !== undefined) heldKeys.add(key);
     slots[index]!.verdict = verdict;
   };
 

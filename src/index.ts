@@ -95,7 +95,7 @@ export { runRetention } from './retention/run';
 export type { RetentionReport } from './retention/run';
 export { createRedriver, REDRIVE_BATCH } from './redrive/redrive';
 export type { Redriver, RedriveOutcome, RedriveStatus } from './redrive/redrive';
-export { listDeadLetters } from './redrive/list';
+export { listDeadLetters, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT } from './redrive/list';
 export type { DeadLetterQuery, DeadLetterPage } from './redrive/list';
 export { parseDeadLetterRecord, originalEntry, DeadLetterFields, ORIGINAL_FIELD_PREFIX } from './redrive/record';
 export type { DeadLetterRecord } from './redrive/record';

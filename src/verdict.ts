@@ -13,7 +13,7 @@ export function isValidReason(reason: string): boolean {
 }
 
 /** Why an entry stayed pending; low-cardinality, for reports and logs. */
-export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'deadline';
+export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'deadline' | 'ordering';
 
 export type Verdict =
   | { readonly kind: 'ack'; readonly duplicate: boolean }

@@ -42,10 +42,12 @@ export function decodeOrVerdict<P>(decode: PayloadDecoder<P>, bytes: Uint8Array)
 export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
   const verify = createOriginVerifier(options.stream, options.auth);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
-    const incomplete = checkRequiredFields(entry);
-    if (incomplete) return incomplete;
+    // Origin first: an entry nobody can vouch for is an auth rejection, whatever else is
+    // wrong with it (a missing field is covered by the signature as an empty one).
     const origin = await verify(entry);
     if (origin.kind !== 'authentic') return origin;
+    const incomplete = checkRequiredFields(entry);
+    if (incomplete) return incomplete;
     const decoded = decodeOrVerdict(options.decode, entry.fields.get(Fields.payload)!);
     if ('kind' in decoded) return decoded;
     const delivery = new SignedDeliveryView(entry, decoded.payload, context, origin.producer);

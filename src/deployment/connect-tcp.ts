@@ -14,9 +14,14 @@ export function connectTcp(config: DeploymentConfig, env: SecretEnv): RedisPort 
   if (!tcp) throw new ConfigError('deployment config', [{ path: 'redis.tcp', message: 'is required to connect over TCP' }]);
   const value = readSecrets(env, [tcp.urlEnv], 'redis connection').get(tcp.urlEnv)!;
   if (!tcp.cluster) return connectIoredis(value);
-  const nodes = value.split(',').map((part) => {
-    const url = part.includes('://') ? new URL(part) : new URL(`redis://${part}`);
-    return { host: url.hostname, port: Number(url.port || 6379) };
-  });
-  return connectIoredisCluster(nodes);
+  const urls = value.split(',').map((part) => (part.includes('://') ? new URL(part) : new URL(`redis://${part}`)));
+  const nodes = urls.map((url) => ({ host: url.hostname, port: Number(url.port || 6379) }));
+  // Credentials (and TLS) given on the first node apply to every node of the Cluster.
+  const first = urls[0]!;
+  const redisOptions = {
+    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  return connectIoredisCluster(nodes, { redisOptions });
 }

@@ -5,6 +5,7 @@
  */
 import { ensureGroup } from '../groups';
 import type { RunReport } from '../report';
+import type { RunMode } from '../run';
 import { runRetention, type RetentionReport } from '../retention/run';
 import type { DeploymentConfig } from './define-config';
 import type { DeploymentRuntime } from './runtime';
@@ -17,6 +18,8 @@ export interface PollJobOptions {
   /** Per-run Redis consumer name (e.g. from the request id); defaults to the configured one. */
   readonly consumerName?: string;
   readonly signal?: AbortSignal;
+  /** Overrides the consumer's configured mode for this run (e.g. the CLI's `poll --mode`). */
+  readonly mode?: RunMode;
 }
 
 export interface PollJobReport {
@@ -48,7 +51,7 @@ export async function runPollJob(runtime: DeploymentRuntime, consumer: string, o
   const poller = runtime.poller(consumer, options.consumerName);
   const { config } = poller;
   await ensureOnce(runtime, config.stream, config.group, config.startFrom);
-  const mode = runtime.config.consumers.get(consumer)!.mode;
+  const mode = options.mode ?? runtime.config.consumers.get(consumer)!.mode;
   const report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });
   return { job: 'poll', consumer, stream: config.stream, group: config.group, report };
 }

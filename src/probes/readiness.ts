@@ -3,6 +3,7 @@
  * (ensured idempotently — which also surfaces missing ACL rights before real traffic).
  * Failures are values, not exceptions: a probe reports every problem it finds.
  */
+import { assertSingleSlot } from '../poller';
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../config';
 import { errorCode } from '../errors';
 import { ensureGroup } from '../groups';
@@ -57,7 +58,11 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
   for (const [index, input] of options.consumers.entries()) {
     checks.push(
       await attempt('config', `consumers[${index}]`, () => {
-        parsed.push(parseConsumerConfig(input));
+        const config = parseConsumerConfig(input);
+        // The same rule createPoller applies, so /readyz never says ready for a config that
+        // cannot run on this Cluster.
+        if (options.port.cluster) assertSingleSlot(config.keys);
+        parsed.push(config);
       }),
     );
   }

@@ -4,7 +4,7 @@
  */
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RedisCommandError, RedisUnavailableError } from '../errors';
-import type { RedisArg, RedisCommand, RedisPort, RedisReply } from './port';
+import { EXCHANGE_TIMEOUT_MS, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
 
 /**
  * Fail fast instead of queueing and re-sending: a command whose outcome is unknown must
@@ -36,11 +36,37 @@ function unavailable(error: unknown): RedisUnavailableError {
   return new RedisUnavailableError(`redis unreachable: ${reason}`, { cause: error });
 }
 
+/** The BLOCK milliseconds of a blocking command in the exchange (0 when none blocks). */
+function blockingMs(commands: readonly RedisCommand[]): number {
+  let longest = 0;
+  for (const cmd of commands) {
+    const at = cmd.args.findIndex((arg) => typeof arg === 'string' && arg.toUpperCase() === 'BLOCK');
+    if (at >= 0) longest = Math.max(longest, Number(cmd.args[at + 1]) || 0);
+  }
+  return longest;
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no reply within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 class IoredisPort implements RedisPort {
   readonly transport = 'tcp' as const;
   readonly cluster: boolean;
+  // Private fields: the client's options hold the password, and a port must never print it
+  // through util.inspect or JSON.stringify.
+  readonly #client: Client;
+  readonly #owned: boolean;
+  readonly #timeoutMs: number;
 
-  constructor(private readonly client: Client, private readonly owned: boolean) {
+  constructor(client: Client, owned: boolean, timeoutMs: number) {
+    this.#client = client;
+    this.#owned = owned;
+    this.#timeoutMs = timeoutMs;
     this.cluster = client instanceof Cluster;
     // Connection errors reach callers through the commands that fail; without a listener
     // ioredis would also print each one as an "Unhandled error event".
@@ -48,12 +74,14 @@ class IoredisPort implements RedisPort {
   }
 
   async exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
-    const pipeline = this.client.pipeline();
+    const pipeline = this.#client.pipeline();
     for (const cmd of commands) pipeline.callBuffer(cmd.name, ...cmd.args.map(toBuffer));
     let results: Array<[Error | null, unknown]> | null;
+    const sent = pipeline.exec();
     try {
-      results = await pipeline.exec();
+      results = await withDeadline(sent, this.#timeoutMs + blockingMs(commands));
     } catch (error) {
+      sent.catch(() => {}); // a late failure after the timeout is already reported
       throw unavailable(error);
     }
     if (!results) throw unavailable(new Error('pipeline was discarded'));
@@ -65,26 +93,37 @@ class IoredisPort implements RedisPort {
   }
 
   async close(): Promise<void> {
-    if (!this.owned) return;
+    if (!this.#owned) return;
     try {
-      await this.client.quit();
+      await withDeadline(this.#client.quit(), this.#timeoutMs);
     } catch {
-      this.client.disconnect();
+      this.#client.disconnect();
     }
+  }
+
+  toJSON(): object {
+    return { transport: this.transport, cluster: this.cluster };
   }
 }
 
+export interface PortOptions {
+  /** See EXCHANGE_TIMEOUT_MS. */
+  readonly exchangeTimeoutMs?: number;
+}
+
 /** Wraps a client you manage; `close()` leaves it open. */
-export function ioredisPort(client: Client): RedisPort {
-  return new IoredisPort(client, false);
+export function ioredisPort(client: Client, options: PortOptions = {}): RedisPort {
+  return new IoredisPort(client, false, options.exchangeTimeoutMs ?? EXCHANGE_TIMEOUT_MS);
 }
 
 /** Connects to a standalone server, e.g. `redis://:password@127.0.0.1:6379/0`. */
-export function connectIoredis(url: string, options: RedisOptions = {}): RedisPort {
-  return new IoredisPort(new Redis(url, { ...IOREDIS_DEFAULTS, ...options }), true);
+export function connectIoredis(url: string, options: RedisOptions & PortOptions = {}): RedisPort {
+  const { exchangeTimeoutMs = EXCHANGE_TIMEOUT_MS, ...redis } = options;
+  return new IoredisPort(new Redis(url, { ...IOREDIS_DEFAULTS, ...redis }), true, exchangeTimeoutMs);
 }
 
-export function connectIoredisCluster(nodes: ClusterNode[], options: ClusterOptions = {}): RedisPort {
-  const redisOptions = { ...IOREDIS_DEFAULTS, ...options.redisOptions };
-  return new IoredisPort(new Cluster(nodes, { enableOfflineQueue: true, ...options, redisOptions }), true);
+export function connectIoredisCluster(nodes: ClusterNode[], options: ClusterOptions & PortOptions = {}): RedisPort {
+  const { exchangeTimeoutMs = EXCHANGE_TIMEOUT_MS, ...cluster } = options;
+  const redisOptions = { ...IOREDIS_DEFAULTS, ...cluster.redisOptions };
+  return new IoredisPort(new Cluster(nodes, { enableOfflineQueue: true, ...cluster, redisOptions }), true, exchangeTimeoutMs);
 }

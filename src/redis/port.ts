@@ -21,6 +21,14 @@ export interface RedisCommand {
 
 export type Transport = 'tcp' | 'rest';
 
+/**
+ * Longest wait for one exchange's replies before it counts as Redis being unreachable. A
+ * half-open connection or a stalled HTTP request otherwise hangs a run past its deadline,
+ * and the platform's kill would lose the run's report. A blocking read (TCP only) gets its
+ * BLOCK time on top.
+ */
+export const EXCHANGE_TIMEOUT_MS = 10_000;
+
 export interface RedisPort {
   readonly transport: Transport;
   /** True when keys are spread over Redis Cluster slots: every script's keys must share one. */

@@ -14,7 +14,7 @@
  */
 import { Redis, type UpstashRequest, type UpstashResponse } from '@upstash/redis';
 import { ConfigError, RedisCommandError, RedisUnavailableError, ReplyShapeError, SagaStreamsError } from '../errors';
-import type { RedisArg, RedisCommand, RedisPort, RedisReply } from './port';
+import { EXCHANGE_TIMEOUT_MS, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
 import { exactUtf8Text, RestPayloadNotUtf8Error } from './utf8';
 
 export interface UpstashConnection {
@@ -22,6 +22,8 @@ export interface UpstashConnection {
   readonly url: string;
   /** REST token (UPSTASH_REDIS_REST_TOKEN). Never logged or echoed. */
   readonly token: string;
+  /** Abort a request with no answer after this long (default EXCHANGE_TIMEOUT_MS). */
+  readonly exchangeTimeoutMs?: number;
 }
 
 /** Asked per request, so the client hands us the base64 text instead of lossy UTF-8. */
@@ -141,24 +143,16 @@ class UpstashPort implements RedisPort {
     this.#client = client;
   }
 
+  /**
+   * Every exchange goes to /pipeline, even a single command: there a command Redis refused
+   * comes back in its slot with HTTP 200, so any thrown error is the request itself (429,
+   * 5xx, network) and maps to RedisUnavailableError. On `/` both arrive as thrown errors
+   * with the same shape, and an outage could pass for a command error.
+   */
   async exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
     const bodies = commands.map(restBody);
     if (bodies.length === 0) return [];
-    if (bodies.length === 1) return [await this.single(commands[0]!.name, bodies[0]!)];
     return this.pipeline(commands, bodies);
-  }
-
-  private async single(name: string, body: string[]): Promise<RedisReply | RedisCommandError> {
-    let response: UpstashResponse<unknown>;
-    try {
-      response = await this.#client.send({ body, headers: BASE64_REPLIES });
-    } catch (error) {
-      // A command Redis refused arrives as HTTP 400 {"error": ...}; anything else failed the request.
-      const reply = errorReplyOf(error, body);
-      if (reply !== undefined && !isTokenRefusal(reply)) return new RedisCommandError(name, reply);
-      throw refusedOrFailed(error, body);
-    }
-    return replyOf(response, name);
   }
 
   private async pipeline(commands: readonly RedisCommand[], bodies: string[][]): Promise<Array<RedisReply | RedisCommandError>> {
@@ -211,6 +205,8 @@ export function connectUpstash(connection: UpstashConnection): RedisPort {
     responseEncoding: false,
     // `retry: false` still tries twice in 1.39.0; zero retries means exactly one attempt.
     retry: { retries: 0 },
+    // A fresh signal per request: a stalled request fails as unavailable instead of hanging.
+    signal: () => AbortSignal.timeout(connection.exchangeTimeoutMs ?? EXCHANGE_TIMEOUT_MS),
   });
   return new UpstashPort(client);
 }

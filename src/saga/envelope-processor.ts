@@ -29,10 +29,12 @@ export interface EnvelopeProcessorSpec<E> {
 export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): EntryProcessor {
   const verify = createOriginVerifier(spec.stream, spec.auth);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
-    const incomplete = checkRequiredFields(entry);
-    if (incomplete) return incomplete;
+    // Origin first: an entry nobody can vouch for is an auth rejection, whatever else is
+    // wrong with it (a missing field is covered by the signature as an empty one).
     const origin = await verify(entry);
     if (origin.kind !== 'authentic') return origin;
+    const incomplete = checkRequiredFields(entry);
+    if (incomplete) return incomplete;
     const decoded = decodeOrVerdict(spec.decode, entry.fields.get(Fields.payload)!);
     if ('kind' in decoded) return decoded;
     const envelope = decoded.payload;

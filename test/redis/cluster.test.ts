@@ -5,6 +5,7 @@
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ConfigError } from '../../src/errors';
+import { checkReadiness } from '../../src/probes/readiness';
 import { createPoller } from '../../src/poller';
 import { connectIoredisCluster } from '../../src/redis/ioredis-port';
 import { meterPort } from '../../src/redis/metered';
@@ -41,6 +42,14 @@ describe('redis cluster (ioredis)', () => {
     expect(await admin.xlen(poller.config.keys.dlt)).toBe(1);
     expect(await admin.exists(`${poller.config.keys.markerPrefix}e2`)).toBe(1);
     expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
+  });
+
+  it('reports not ready, rather than ready, for a config that cannot run on the Cluster', async () => {
+    const tagged = `orders:{${uniquePrefix()}}`;
+    const readiness = await checkReadiness({ port, consumers: [fastConfig('orders-untagged'), fastConfig(tagged)] });
+    expect(readiness.ready).toBe(false);
+    expect(readiness.checks.filter((c) => !c.ok).map((c) => [c.check, c.subject, c.code])).toEqual([['config', 'consumers[0]', 'CONFIG_INVALID']]);
+    expect(readiness.checks.find((c) => c.check === 'group')).toMatchObject({ subject: `${tagged}/g`, ok: true });
   });
 
   it('rejects, before any command, a config whose names span two hash tags', () => {

@@ -87,6 +87,27 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
     });
   });
 
+  it('dead-letters an entry too wide to copy, recording how many fields were left out', async () => {
+    const poller = createPoller({ port, config: fastConfig(stream), process: recordingProcessor([], () => Promise.reject(new Rejection('poison'))) });
+    const wide: Record<string, string> = { event_id: 'wide', payload: 'p' };
+    for (let i = 0; i < 5_000; i += 1) wide[`f${i}`] = 'x';
+    await append(admin, stream, wide);
+    const report = await poller.run({ mode: 'drain' });
+    expect(report.deadLettered).toBe(1);
+    expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+    const [record] = await dltRecords(admin, poller.config.keys.dlt);
+    expect(record).toMatchObject({ reason: 'poison', event_id: 'wide', orig_omitted_fields: '5002' });
+  });
+
+  it('restarts the PEL pass when the stored cursor is not an entry id', async () => {
+    const poller = createPoller({ port, config: fastConfig(stream), process: recordingProcessor([]) });
+    await admin.set(poller.config.keys.cursor, 'garbage');
+    await appendPayloads(1);
+    const report = await poller.run({ mode: 'drain' });
+    expect(report.acked).toBe(1);
+    expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
+  });
+
   it('pages through a PEL of always-retained entries across runs that share no state', async () => {
     const ids = await appendPayloads(12);
     await admin.xreadgroup('GROUP', 'g', 'gone', 'COUNT', 100, 'STREAMS', stream, '>');

@@ -105,6 +105,14 @@ describe.each(clientKinds)('signed entries over $name', (kind) => {
     for (const [name, value] of fields) expect(record[`orig_${name}`]).toBe(value.toString());
   });
 
+  it('counts an unsigned entry as an auth rejection even when it lacks event_id too', async () => {
+    const consumer = await consumerOn(stream);
+    await appendFields(admin, stream, new Map([['payload', '{}']]));
+    const report = await drain(consumer);
+    expect(report).toMatchObject({ deadLettered: 1, authRejected: 1 });
+    expect((await dltRecords(admin, consumer.config.keys.dlt))[0]).toMatchObject({ reason: 'signature_missing', event_id: '' });
+  });
+
   it('dead-letters a traceparent added to an entry signed without one', async () => {
     const consumer = await consumerOn(stream);
     const fields = await handSigned({ stream, eventId: 'c1', payload: JSON.stringify(command('c1')), keyId: 'k1', key: KEY });

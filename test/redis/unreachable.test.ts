@@ -3,6 +3,7 @@
  * test cuts). The round must fail loudly and leave every undecided entry pending — never
  * report "no messages" and never ack something it could not confirm.
  */
+import { inspect } from 'node:util';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
@@ -45,6 +46,28 @@ describe('redis unreachable mid-round (ioredis)', () => {
     expect(await pendingIds(admin, stream, 'g')).toEqual(ids);
     await port.close();
     await proxy.close();
+  });
+
+  it('gives up on a connection that stops answering instead of hanging past the deadline', async () => {
+    const target = new URL(inject('redisUrl'));
+    const proxy = await startTcpProxy(target.hostname, Number(target.port));
+    const port = connectIoredis(proxy.url, { exchangeTimeoutMs: 300 });
+    const stream = `${uniquePrefix()}:s`;
+    await ensureGroup(port, stream, 'g', '0-0');
+    await append(admin, stream, { event_id: 'e0', payload: 'p0' });
+    proxy.freeze();
+    const poller = createPoller({ port, config: fastConfig(stream), process: recordingProcessor([]) });
+    await expect(poller.run({ mode: 'drain' })).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE', message: /no reply within 300 ms/ });
+    await port.close();
+    await proxy.close();
+  });
+
+  it('never shows the password of its URL when inspected or serialized', async () => {
+    const target = new URL(inject('redisUrl'));
+    const port = connectIoredis(`redis://:hunter2-secret@${target.host}`, { lazyConnect: true });
+    expect(inspect(port, { depth: 10 })).not.toContain('hunter2-secret');
+    expect(JSON.stringify(port)).not.toContain('hunter2-secret');
+    await port.close();
   });
 
   it('rejects when Redis is unreachable from the start, reading nothing', async () => {

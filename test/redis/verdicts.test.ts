@@ -10,7 +10,7 @@ import { createProcessor, jsonPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
 import { Deferral, Rejection, type HandlerOutcome } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
-import { adminClient, append, dltRecords, pendingIds, uniquePrefix } from '../support/redis';
+import { adminClient, append, dltRecords, pendingIds, pendingRows, uniquePrefix } from '../support/redis';
 
 const orderSchema = z.object({ order: z.string() });
 type Behaviour = (payload: { order: string }) => Promise<HandlerOutcome> | HandlerOutcome;
@@ -107,11 +107,15 @@ describe.each(clientKinds)('verdicts over $name', (kind) => {
     const id = await append(admin, stream, { event_id: 'e1', payload: '{"order":"o1"}' });
     const report = await runOnce();
     expect(report.retained).toBe(1);
-    // Reclaim it many times: transient failures never turn into dead letters.
-    for (let i = 0; i < 5; i += 1) {
-      await admin.xclaim(stream, 'g', 'c1', 0, id);
+    // Redeliver it many times: transient failures never turn into dead letters.
+    await admin.xclaim(stream, 'g', 'c1', 0, id, 'RETRYCOUNT', 50);
+    for (let i = 0; i < 3; i += 1) {
+      await admin.xclaim(stream, 'g', 'c1', 0, id, 'IDLE', 60_000); // idle past minIdle again
+      const again = await runOnce();
+      expect(again).toMatchObject({ reclaimed: 1, retained: 1, deadLettered: 0 });
     }
     expect(await pendingIds(admin, stream, 'g')).toEqual([id]);
+    expect((await pendingRows(admin, stream, 'g'))[0]!.deliveries).toBeGreaterThan(50);
     expect(await admin.xlen(dlt())).toBe(0);
     expect(await admin.exists(markerOf('e1'))).toBe(0);
   });

@@ -82,7 +82,7 @@ describe('upstash port', () => {
     expect(overRest[5]).toEqual([bytes('123'), 45, null, [bytes('x')]]);
   });
 
-  it('sends one HTTP request per exchange: a single command to /, several to /pipeline', async () => {
+  it('sends one HTTP request per exchange, always to /pipeline (where refusals come back in their slot)', async () => {
     const before = rest.server.stats().byPath;
     await port.exchange([command('PING')]);
     expect(rest.requestsSince()).toBe(1);
@@ -91,8 +91,8 @@ describe('upstash port', () => {
     await port.exchange([]);
     expect(rest.requestsSince()).toBe(0);
     const after = rest.server.stats().byPath;
-    expect((after['/'] ?? 0) - (before['/'] ?? 0)).toBe(1);
-    expect((after['/pipeline'] ?? 0) - (before['/pipeline'] ?? 0)).toBe(1);
+    expect((after['/'] ?? 0) - (before['/'] ?? 0)).toBe(0);
+    expect((after['/pipeline'] ?? 0) - (before['/pipeline'] ?? 0)).toBe(2);
   });
 
   it('surfaces WRONGTYPE as a typed error with the command name and without the token', async () => {
@@ -174,6 +174,36 @@ describe('upstash port', () => {
     } finally {
       dropper.closeAllConnections();
       await new Promise<void>((resolve) => dropper.close(() => resolve()));
+    }
+  });
+
+  it.each([429, 500, 503])('reports an HTTP %i with a Redis-looking error body as unavailable, never as a command error', async (status) => {
+    const limiter = createServer((_, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'ERR max requests limit exceeded' }));
+    });
+    await new Promise<void>((resolve) => limiter.listen(0, '127.0.0.1', resolve));
+    try {
+      const limited = connectUpstash({ url: `http://127.0.0.1:${(limiter.address() as AddressInfo).port}`, token: rest.token });
+      for (const cmds of [[command('PING')], [command('PING'), command('PING')]]) {
+        await expect(limited.exchange(cmds)).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+      }
+    } finally {
+      limiter.closeAllConnections();
+      await new Promise<void>((resolve) => limiter.close(() => resolve()));
+    }
+  });
+
+  it('gives up on a request that gets no answer', async () => {
+    const silent = createServer(() => {}); // accepts, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const stalled = connectUpstash({ url, token: rest.token, exchangeTimeoutMs: 200 });
+      await expect(stalled.exchange([command('PING')])).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 

@@ -8,12 +8,15 @@ import { createServer, Socket, type Server } from 'node:net';
 export interface TcpProxy {
   readonly url: string;
   cut(): void;
+  /** Keeps every connection open but stops forwarding: a half-open network, no error. */
+  freeze(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let open = true;
+  let frozen = false;
   const server: Server = createServer((client) => {
     if (!open) return client.destroy();
     const upstream = new Socket();
@@ -25,8 +28,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
     upstream.connect(targetPort, targetHost, () => {
-      client.pipe(upstream);
-      upstream.pipe(client);
+      client.on('data', (chunk) => frozen || upstream.write(chunk));
+      upstream.on('data', (chunk) => frozen || client.write(chunk));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -34,6 +37,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
     url: `redis://127.0.0.1:${port}`,
+    freeze() {
+      frozen = true;
+    },
     cut() {
       open = false;
       for (const socket of sockets) socket.destroy();

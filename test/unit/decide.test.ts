@@ -94,6 +94,24 @@ describe('decideAll', () => {
     expect(result.stoppedForDeadline).toBe(true);
   });
 
+  it.each([1, 4])('keeps later entries of a key pending once an earlier one was retained (concurrency %i)', async (concurrency) => {
+    const handledIds: string[] = [];
+    const process: EntryProcessor = async (e) => {
+      handledIds.push(e.id);
+      if (e.id === '1-0') throw new Error('transient');
+      return Verdicts.ack();
+    };
+    const entries = [entry('1-0', 'x'), entry('2-0', 'y'), entry('3-0', 'x'), entry('4-0', 'y')];
+    const result = await decideAll(entries, process, options({ concurrency, orderingKey: keyOf }));
+    expect(result.decisions.map((d) => d.verdict)).toEqual([
+      Verdicts.retain('handler_error'),
+      Verdicts.ack(),
+      Verdicts.retain('ordering'),
+      Verdicts.ack(),
+    ]);
+    expect(handledIds.sort()).toEqual(['1-0', '2-0', '4-0']);
+  });
+
   it('handles entries of different keys concurrently but one key in order', async () => {
     const log: string[] = [];
     const process: EntryProcessor = async (e) => {
