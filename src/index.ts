@@ -104,6 +104,14 @@ export type { Backlog, BacklogTarget } from './probes/backlog';
 export { checkReadiness } from './probes/readiness';
 export type { Readiness, ReadinessCheck } from './probes/readiness';
 
+// HTTP publish API (SPEC §6.2): a Hono app for Node, Lambda and Workers
+export { createPublishApp } from './http/app';
+export type { PublishAppOptions } from './http/app';
+export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from './http/problems';
+export type { ProblemCode } from './http/problems';
+export { wakeUpMessageFor, parseWakeUpMessage, consumersToWake } from './http/wake-up';
+export type { WakeUpMessage } from './http/wake-up';
+
 // Deployments: one config for every entry point (SPEC §11)
 export { defineConfig } from './deployment/define-config';
 export type { DeploymentConfig, ConsumerPlan, SigningRoute } from './deployment/define-config';
