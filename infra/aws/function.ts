@@ -1,0 +1,53 @@
+/**
+ * One Lambda function of the set: Node.js 22, bundled by the local esbuild (never Docker;
+ * the AWS SDK stays external because the runtime provides it), with the Parameters and
+ * Secrets extension layer the handlers read their secrets through.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { FunctionRole } from '../../functions/aws/lib/roles';
+import { ENTRY_FILES, LOCK_FILE, REPO_ROOT } from './paths';
+
+export interface SagaFunctionOptions {
+  readonly role: FunctionRole;
+  readonly timeoutMs: number;
+  readonly memorySizeMb: number;
+  readonly logRetention: logs.RetentionDays;
+  readonly description: string;
+}
+
+export function sagaFunction(scope: Construct, id: string, options: SagaFunctionOptions): NodejsFunction {
+  const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: options.logRetention });
+  return new NodejsFunction(scope, id, {
+    description: options.description,
+    entry: ENTRY_FILES[options.role],
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: LOCK_FILE,
+    runtime: lambda.Runtime.NODEJS_22_X,
+    architecture: lambda.Architecture.ARM_64,
+    timeout: Duration.seconds(Math.ceil(options.timeoutMs / 1_000)),
+    memorySize: options.memorySizeMb,
+    logGroup,
+    environment: { NODE_OPTIONS: '--enable-source-maps' },
+    paramsAndSecrets: lambda.ParamsAndSecretsLayerVersion.fromVersion(lambda.ParamsAndSecretsVersions.V1_0_103, {
+      cacheEnabled: true,
+      logLevel: lambda.ParamsAndSecretsLogLevel.WARN,
+    }),
+    bundling: {
+      forceDockerBundling: false,
+      externalModules: ['@aws-sdk/*'],
+      format: OutputFormat.CJS,
+      target: 'node22',
+      minify: true,
+      // Error classes name themselves from their constructor (`new.target.name`): keep names.
+      keepNames: true,
+      sourceMap: true,
+      sourcesContent: false,
+      logLevel: LogLevel.WARNING,
+    },
+  });
+}
