@@ -140,5 +140,9 @@ export default defineConfig({
     producers: { [Producers.shop]: { tokenEnv: 'SHOP_PRODUCER_TOKEN', eventTypes: [EventTypes.orderPlaced] } },
   },
   trim: { schedule: '*/15 * * * *', dltRetentionSeconds: 14 * 24 * 3600, reaperIdleMs: 24 * 3600 * 1000 },
-  wakeUp: { kind: 'sqs', queueUrlEnv: 'WAKEUP_QUEUE_URL' },
+  // One target per platform: the Lambda publish API sends SQS wake-ups, the Worker a Queue message.
+  wakeUp: [
+    { kind: 'sqs', queueUrlEnv: 'WAKEUP_QUEUE_URL' },
+    { kind: 'cloudflare-queue', binding: 'WAKE_UP_QUEUE' },
+  ],
 });

@@ -17,7 +17,7 @@ import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runt
 import { createPublishApp } from '../../src/http/app';
 import { describeError } from '../../src/http/log';
 import { problemResponse } from '../../src/http/problems';
-import { consumersToWake, parseWakeUpMessage, type WakeUpMessage } from '../../src/http/wake-up';
+import { consumersToWake, parseWakeUpMessage, type WakeUpMessage } from '../../src/deployment/wake-up';
 import { deadlineWithin, QUEUE_LIMIT_MS, SCHEDULED_LIMIT_MS } from './budget';
 import { secretEnvOf, type MessageBatch, type ModuleWorker, type QueueMessage, type WorkerEnv } from './platform';
 import { runJobs, throwIfAnyFailed } from './run-jobs';

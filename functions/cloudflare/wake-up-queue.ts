@@ -5,7 +5,7 @@
  */
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { ConfigError } from '../../src/errors';
-import { wakeUpMessageFor } from '../../src/http/wake-up';
+import { wakeUpMessageFor } from '../../src/deployment/wake-up';
 import type { QueueBinding, WorkerEnv } from './platform';
 
 function isQueue(value: unknown): value is QueueBinding {
@@ -13,8 +13,8 @@ function isQueue(value: unknown): value is QueueBinding {
 }
 
 export function queueWakeUp(config: DeploymentConfig, env: WorkerEnv): ((streams: readonly string[]) => Promise<void>) | undefined {
-  const spec = config.data.wakeUp;
-  if (spec?.kind !== 'cloudflare-queue') return undefined;
+  const spec = config.wakeUpTarget('cloudflare-queue');
+  if (!spec) return undefined;
   const queue = env[spec.binding];
   if (!isQueue(queue)) {
     throw new ConfigError('worker bindings', [{ path: 'wakeUp.binding', message: `no Queue producer binding named ${spec.binding} in the Worker env` }]);

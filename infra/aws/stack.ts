@@ -30,7 +30,7 @@ export interface SagaStreamsStackProps extends StackProps {
 }
 
 function wakeUpProblems(config: DeploymentConfig): ConfigProblem[] {
-  if (config.data.wakeUp?.kind !== 'sqs' || consumersOf(config, 'wake-up').length > 0) return [];
+  if (!config.wakeUpTarget('sqs') || consumersOf(config, 'wake-up').length > 0) return [];
   return [{ path: 'wakeUp', message: 'sends SQS wake-ups, but no consumer has wakeUp: true to receive them' }];
 }
 
@@ -65,8 +65,8 @@ export class SagaStreamsStack extends Stack {
     if (wakeUpQueue) {
       subscribeWakeUps(make('wake-up', 'WakeUpPoll', 'poll consumers on wake-up messages'), wakeUpQueue.queue);
       new CfnOutput(this, 'WakeUpQueueUrl', { value: wakeUpQueue.queue.queueUrl });
-      if (config.data.wakeUp?.kind !== 'sqs') {
-        Annotations.of(this).addWarningV2('saga-streams:wake-up-unsent', 'consumers have wakeUp: true but wakeUp.kind is not sqs: publishes send no wake-ups; they poll on schedule only');
+      if (!config.wakeUpTarget('sqs')) {
+        Annotations.of(this).addWarningV2('saga-streams:wake-up-unsent', 'consumers have wakeUp: true but no sqs wake-up target is configured: publishes send no wake-ups; they poll on schedule only');
       }
     }
 
@@ -75,8 +75,8 @@ export class SagaStreamsStack extends Stack {
 
     if (config.data.publishApi) {
       const publish = make('publish', 'Publish', 'HTTP publish API');
-      const target = config.data.wakeUp;
-      if (target?.kind === 'sqs' && wakeUpQueue) {
+      const target = config.wakeUpTarget('sqs');
+      if (target && wakeUpQueue) {
         publish.addEnvironment(target.queueUrlEnv, wakeUpQueue.queue.queueUrl);
         wakeUpQueue.queue.grantSendMessages(publish);
       }

@@ -63,8 +63,8 @@ function queueProblems(wrangler: WranglerConfig, config: DeploymentConfig, worke
   for (const { binding, queue } of producers) {
     if (!consumed.has(queue)) problems.push(`producer binding ${binding} sends to queue "${queue}", which no consumer reads`);
   }
-  const wakeUp = config.data.wakeUp;
-  if (wakeUp?.kind === 'cloudflare-queue' && !producers.some((p) => p.binding === wakeUp.binding)) {
+  const wakeUp = config.wakeUpTarget('cloudflare-queue');
+  if (wakeUp && !producers.some((p) => p.binding === wakeUp.binding)) {
     problems.push(`wakeUp.binding ${wakeUp.binding} has no queue producer binding`);
   }
   if (wakeUpConsumers(config).length > 0 && consumed.size === 0) problems.push('wake-up consumers exist but no queue consumer is configured');

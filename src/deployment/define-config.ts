@@ -7,7 +7,7 @@
 import { parseConsumerConfig, problemsOf, type ConsumerConfig } from '../config';
 import { ConfigError, errorCode, type ConfigProblem } from '../errors';
 import type { ConsumerFactory } from './consumers';
-import { deploymentSchema, type DeploymentData, type DeploymentInput, type StreamAuthRef } from './schema';
+import { deploymentSchema, type DeploymentData, type DeploymentInput, type StreamAuthRef, type WakeUpTarget } from './schema';
 
 export interface ConsumerPlan {
   readonly name: string;
@@ -32,6 +32,8 @@ export interface DeploymentConfig {
   readonly consumers: ReadonlyMap<string, ConsumerPlan>;
   /** Routes producer `producer` may sign for; [] when it holds no key for any. */
   routesFor(producer: string): readonly SigningRoute[];
+  /** The wake-up target of one platform's kind, if the deployment declares one. */
+  wakeUpTarget<K extends WakeUpTarget['kind']>(kind: K): Extract<WakeUpTarget, { kind: K }> | undefined;
   /** Environment variable names holding secrets, by what needs them (for least-privilege IAM). */
   readonly secrets: DeploymentSecrets;
 }
@@ -170,6 +172,8 @@ export function defineConfig(input: DeploymentInput): DeploymentConfig {
     data,
     consumers,
     routesFor: (producer: string) => routesFor(data, producer),
+    wakeUpTarget: <K extends WakeUpTarget['kind']>(kind: K) =>
+      ([data.wakeUp ?? []].flat().find((target) => target.kind === kind) as Extract<WakeUpTarget, { kind: K }> | undefined),
     secrets: secretsOf(data, consumers),
   });
 }

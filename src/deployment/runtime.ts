@@ -8,7 +8,7 @@ import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { parseStreamAuth } from '../auth/modes';
 import { withConsumerName } from '../config';
 import type { Poller } from '../poller';
-import { createPublisher, type Publisher } from '../publish/publisher';
+import { createPublisher, type Publisher, type PublishResult } from '../publish/publisher';
 import type { RedisPort } from '../redis/port';
 import { parseRetentionConfig, type RetentionConfig } from '../retention/config';
 import type { DeploymentConfig } from './define-config';
@@ -19,6 +19,43 @@ export interface RuntimeOptions {
   readonly port: RedisPort;
   readonly env: SecretEnv;
   readonly now?: () => number;
+  /**
+   * Sends a wake-up for streams that just received entries (SQS, a Cloudflare Queue). Given
+   * here, every publisher of the runtime — the publish API's and the handlers' follow-up
+   * events alike — wakes the next step instead of leaving it for the next cron tick.
+   */
+  readonly wakeUp?: (streams: readonly string[]) => Promise<void>;
+  /** Where a failed wake-up is reported (one JSON line); it never fails the publish. */
+  readonly log?: (line: string) => void;
+}
+
+/** Wraps a publisher so a confirmed append is followed by a wake-up of its streams. */
+function wakingPublisher(publisher: Publisher, wakeUp: NonNullable<RuntimeOptions['wakeUp']>, log: (line: string) => void): Publisher {
+  const wake = async (results: readonly PublishResult[]) => {
+    try {
+      await wakeUp(results.map((r) => r.stream));
+    } catch (error) {
+      // A lost wake-up only delays delivery until the next scheduled poll.
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
+      log(JSON.stringify({ level: 'warn', msg: 'wake-up not sent', reason }));
+    }
+  };
+  return {
+    config: publisher.config,
+    get duplicateHints() {
+      return publisher.duplicateHints;
+    },
+    async publish(event) {
+      const result = await publisher.publish(event);
+      await wake([result]);
+      return result;
+    },
+    async publishBatch(events) {
+      const results = await publisher.publishBatch(events);
+      if (results.length > 0) await wake(results);
+      return results;
+    },
+  };
 }
 
 export interface DeploymentRuntime {
@@ -74,8 +111,9 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
         ]),
       ),
     });
-    publishers.set(producer, publisher);
-    return publisher;
+    const published = options.wakeUp ? wakingPublisher(publisher, options.wakeUp, options.log ?? console.log) : publisher;
+    publishers.set(producer, published);
+    return published;
   };
 
   const poller = (name: string, consumerName?: string): Poller => {

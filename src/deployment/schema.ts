@@ -33,6 +33,13 @@ const factory = z.custom<ConsumerFactory>(
   'must be a consumer factory (commandConsumer, capabilityConsumer, resultConsumer or entryConsumer)',
 );
 
+const wakeUpTarget = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('sqs'), queueUrlEnv: envName }),
+  z.strictObject({ kind: z.literal('cloudflare-queue'), binding: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) }),
+]);
+
+export type WakeUpTarget = z.output<typeof wakeUpTarget>;
+
 export const deploymentSchema = z.strictObject({
   /** Prefix of every cloud resource name. */
   name: z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'must be lowercase letters, digits and -, starting with a letter, ≤ 31 chars'),
@@ -91,13 +98,11 @@ export const deploymentSchema = z.strictObject({
       reaperIdleMs: z.int().positive().default(24 * 3600 * 1000),
     })
     .optional(),
-  /** Where publishes send a wake-up so wake-up consumers need not wait for their next tick. */
-  wakeUp: z
-    .discriminatedUnion('kind', [
-      z.strictObject({ kind: z.literal('sqs'), queueUrlEnv: envName }),
-      z.strictObject({ kind: z.literal('cloudflare-queue'), binding: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) }),
-    ])
-    .optional(),
+  /**
+   * Where publishes send a wake-up so wake-up consumers need not wait for their next tick:
+   * one target, or one per platform (each entry point uses the target of its own kind).
+   */
+  wakeUp: z.union([wakeUpTarget, z.array(wakeUpTarget).min(1)]).optional(),
 });
 
 export type DeploymentInput = z.input<typeof deploymentSchema>;

@@ -6,7 +6,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { readSecrets, type SecretEnv } from '../../../src/deployment/secrets';
-import { wakeUpMessageFor } from '../../../src/http/wake-up';
+import { wakeUpMessageFor } from '../../../src/deployment/wake-up';
 
 /** The one SQS call this needs; an SQSClient is one. */
 export interface SqsSender {
@@ -17,8 +17,8 @@ export type WakeUp = (streams: readonly string[]) => Promise<void>;
 
 /** undefined when the deployment sends no SQS wake-ups; fails naming a missing queue URL variable. */
 export function sqsWakeUp(config: DeploymentConfig, env: SecretEnv, sqs?: SqsSender): WakeUp | undefined {
-  const target = config.data.wakeUp;
-  if (target?.kind !== 'sqs') return undefined;
+  const target = config.wakeUpTarget('sqs');
+  if (!target) return undefined;
   const queueUrl = readSecrets(env, [target.queueUrlEnv], 'wake-up queue').get(target.queueUrlEnv)!;
   const client = sqs ?? new SQSClient({});
   return async (streams) => {

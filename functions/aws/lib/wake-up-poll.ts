@@ -12,7 +12,7 @@ import { assertCanStart, pollDeadline } from './budget';
 import { lambdaContainer } from './container';
 import { withDefaults, type LambdaDeps, type ResolvedDeps } from './deps';
 import { problemLine } from './log-lines';
-import { consumersToWake, parseWakeUp } from './wake-up-message';
+import { consumersToWake, parseWakeUpMessage } from '../../../src/deployment/wake-up';
 
 interface Wanted {
   readonly messageId: string;
@@ -37,8 +37,8 @@ export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDe
 
   return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
     const wanted: Wanted[] = event.Records.map((record) => {
-      const message = parseWakeUp(record.body);
-      return { messageId: record.messageId, consumers: message && consumersToWake(config, message) };
+      const message = parseWakeUpMessage(record.body);
+      return { messageId: record.messageId, consumers: message && consumersToWake(config, [message]) };
     });
     const malformed = wanted.filter((w) => w.consumers === undefined).length;
     if (malformed > 0) resolved.log(malformedLine(config.name, malformed, resolved.now()));

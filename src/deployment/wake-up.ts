@@ -1,11 +1,12 @@
 /**
  * Wake-up messages: after a publish, one message tells the wake-up consumers of the touched
  * streams to poll now instead of at their next cron tick. The same JSON body travels over
- * SQS and Cloudflare Queues: `{"streams": ["<stream>", ...]}`. A wake-up carries no entry —
- * losing one only delays delivery until the next scheduled poll.
+ * SQS and Cloudflare Queues: `{"streams": ["<stream>", ...]}`; an absent or empty list wakes
+ * every wake-up consumer (a message sent by hand). A wake-up carries no entry — losing one
+ * only delays delivery until the next scheduled poll.
  */
-import type { DeploymentConfig } from '../deployment/define-config';
-import { wakeUpConsumers } from '../deployment/jobs';
+import type { DeploymentConfig } from './define-config';
+import { wakeUpConsumers } from './jobs';
 
 export interface WakeUpMessage {
   readonly streams: readonly string[];
@@ -30,14 +31,16 @@ export function parseWakeUpMessage(body: unknown): WakeUpMessage | undefined {
       return undefined;
     }
   }
-  if (typeof value !== 'object' || value === null) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const streams = (value as { streams?: unknown }).streams;
+  if (streams === undefined) return { streams: [] };
   if (!Array.isArray(streams) || !streams.every((s): s is string => typeof s === 'string')) return undefined;
   return { streams };
 }
 
 /** Consumers to poll for these messages, each once, in config order. */
 export function consumersToWake(config: DeploymentConfig, messages: readonly WakeUpMessage[]): string[] {
+  if (messages.some((m) => m.streams.length === 0)) return wakeUpConsumers(config);
   const streams = new Set(messages.flatMap((m) => m.streams));
   return wakeUpConsumers(config).filter((name) => streams.has(config.consumers.get(name)!.config.stream));
 }
