@@ -109,8 +109,8 @@ export { createPublishApp } from './http/app';
 export type { PublishAppOptions } from './http/app';
 export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from './http/problems';
 export type { ProblemCode } from './http/problems';
-export { wakeUpMessageFor, parseWakeUpMessage, consumersToWake } from './http/wake-up';
-export type { WakeUpMessage } from './http/wake-up';
+export { wakeUpMessageFor, parseWakeUpMessage, consumersToWake } from './deployment/wake-up';
+export type { WakeUpMessage } from './deployment/wake-up';
 
 // Deployments: one config for every entry point (SPEC §11)
 export { defineConfig } from './deployment/define-config';
