@@ -3,6 +3,7 @@
  * entries and the reclaim cursor has completed its pass over the PEL (cron triggers);
  * `continuous` keeps going until the deadline, waiting between empty rounds.
  */
+import type { ConsumerConfig } from './config';
 import { RunDeadlineTooCloseError } from './errors';
 import { pollRound, type RoundDeps } from './round';
 import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
@@ -22,12 +23,18 @@ export interface RunOptions {
   readonly onRound?: (report: RoundReport) => void;
 }
 
+/** The run's effective deadline, or RunDeadlineTooCloseError when too little time remains to start. */
+export function runDeadline(config: ConsumerConfig, requested: number | undefined, startedAt: number): number {
+  const deadline = Math.min(requested ?? Number.POSITIVE_INFINITY, startedAt + config.runBudgetMs);
+  const required = config.settleReserveMs + MIN_HANDLER_WINDOW_MS;
+  if (deadline - startedAt < required) throw new RunDeadlineTooCloseError(deadline - startedAt, required);
+  return deadline;
+}
+
 export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<RunReport> {
   const { config, now } = deps;
   const startedAt = now();
-  const deadline = Math.min(options.deadline ?? Number.POSITIVE_INFINITY, startedAt + config.runBudgetMs);
-  const required = config.settleReserveMs + MIN_HANDLER_WINDOW_MS;
-  if (deadline - startedAt < required) throw new RunDeadlineTooCloseError(deadline - startedAt, required);
+  const deadline = runDeadline(config, options.deadline, startedAt);
 
   const wake: WakeState = { lastSeenId: '$' };
   const handlingTimeLeft = () => deadline - config.settleReserveMs - now();

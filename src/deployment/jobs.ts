@@ -5,7 +5,7 @@
  */
 import { ensureGroup } from '../groups';
 import type { RunReport } from '../report';
-import type { RunMode } from '../run';
+import { runDeadline, type RunMode } from '../run';
 import { runRetention, type RetentionReport } from '../retention/run';
 import type { DeploymentConfig } from './define-config';
 import type { DeploymentRuntime } from './runtime';
@@ -50,6 +50,8 @@ async function ensureOnce(runtime: DeploymentRuntime, stream: string, group: str
 export async function runPollJob(runtime: DeploymentRuntime, consumer: string, options: PollJobOptions): Promise<PollJobReport> {
   const poller = runtime.poller(consumer, options.consumerName);
   const { config } = poller;
+  // Refuse before any Redis command when too little time remains (ensureGroup is one).
+  runDeadline(config, options.deadline, runtime.now());
   await ensureOnce(runtime, config.stream, config.group, config.startFrom);
   const mode = options.mode ?? runtime.config.consumers.get(consumer)!.mode;
   const report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });

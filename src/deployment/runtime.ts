@@ -61,6 +61,8 @@ function wakingPublisher(publisher: Publisher, wakeUp: NonNullable<RuntimeOption
 export interface DeploymentRuntime {
   readonly config: DeploymentConfig;
   readonly port: RedisPort;
+  /** The clock every poller of this runtime uses. */
+  readonly now: () => number;
   /** The poller of a configured consumer; `consumerName` overrides its Redis consumer name for this run. */
   poller(name: string, consumerName?: string): Poller;
   /** A publisher signing as `producer` on every route it holds a live key for. */
@@ -154,5 +156,5 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
     );
   };
 
-  return { config, port, poller, publisherFor, retention };
+  return { config, port, now: options.now ?? Date.now, poller, publisherFor, retention };
 }

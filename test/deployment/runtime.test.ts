@@ -10,6 +10,7 @@ import { defineConfig } from '../../src/deployment/define-config';
 import { runPollJob, runTrimJob } from '../../src/deployment/jobs';
 import { runLogLine } from '../../src/deployment/log';
 import { createRuntime } from '../../src/deployment/runtime';
+import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { encodeCommand, encodeResult } from '../../src/saga/envelopes';
 import { clientKinds } from '../support/clients';
@@ -145,6 +146,13 @@ describe.each(clientKinds)('deployment runtime over $name', (kind) => {
       [`${prefix}:{r}:results`, 'trimmed', 0],
     ]);
     expect(await admin.xlen(`${prefix}:{c}:cmd`)).toBe(1);
+  });
+
+  it('refuses a poll job with too little time left before sending any command', async () => {
+    const metered = meterPort(port);
+    const runtime = createRuntime(deployment(uniquePrefix(), []), { port: metered, env });
+    await expect(runPollJob(runtime, 'inventory', { deadline: Date.now() + 100 })).rejects.toMatchObject({ code: 'RUN_DEADLINE_TOO_CLOSE' });
+    expect(metered.roundTrips).toBe(0);
   });
 
   it('fails naming only the missing variables of the consumer it builds', () => {
