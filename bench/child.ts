@@ -4,6 +4,8 @@
  */
 import { useNodeCrypto } from '../src/node/crypto';
 import { runBullmq, type BullParams } from './scenarios/bullmq';
+import { runHttp, type HttpParams } from './scenarios/http';
+import { runRest } from './scenarios/rest';
 import { runLatency, type LatencyParams } from './scenarios/latency';
 import { runPerMessage } from './scenarios/per-message';
 import { runProduct } from './scenarios/product';
@@ -11,7 +13,8 @@ import { runRaw } from './scenarios/raw';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 
 type Job =
-  | { scenario: 'product' | 'per-message' | 'raw'; params: StreamParams }
+  | { scenario: 'product' | 'per-message' | 'raw' | 'rest'; params: StreamParams }
+  | { scenario: 'http'; params: HttpParams }
   | { scenario: 'bullmq'; params: BullParams }
   | { scenario: 'latency'; params: LatencyParams };
 
@@ -27,6 +30,10 @@ async function main(job: Job): Promise<ScenarioResult> {
       return runBullmq(job.params);
     case 'latency':
       return runLatency(job.params);
+    case 'rest':
+      return runRest(job.params);
+    case 'http':
+      return runHttp(job.params);
   }
 }
 

@@ -20,8 +20,8 @@ const SIZES = { '300B': 300, '64KiB': 64 * 1024 } as const;
 type Size = keyof typeof SIZES;
 
 const plan = quick
-  ? { reps: 3, small: 6_000, large: 1_000, perMessage: 2_000, bull: 3_000, latencyMessages: 200 }
-  : { reps: 5, small: 20_000, large: 3_000, perMessage: 5_000, bull: 10_000, latencyMessages: 800 };
+  ? { reps: 3, small: 6_000, large: 1_000, perMessage: 2_000, bull: 3_000, rest: 2_000, httpSingle: 1_000, httpBatches: 30, latencyMessages: 200 }
+  : { reps: 5, small: 20_000, large: 3_000, perMessage: 5_000, bull: 10_000, rest: 5_000, httpSingle: 3_000, httpBatches: 100, latencyMessages: 800 };
 
 interface Figure {
   readonly name: string;
@@ -110,6 +110,15 @@ async function main(): Promise<void> {
     progress(`${name}: ${Math.round(eps(result))} jobs/s`);
   };
 
+  const httpCase = async (name: string, requests: number, perRequest: number) => {
+    const stream = `bench:${name}`;
+    await admin.del(stream);
+    const result = await runChild({ scenario: 'http', params: { redisUrl: server.url, stream, requests, perRequest, inFlight: 16 } });
+    await admin.del(stream);
+    record(name, result);
+    progress(`${name}: ${Math.round(eps(result))} events/s (${Math.round(result.extra!.requestsPerSec!)} requests/s)`);
+  };
+
   for (let rep = 0; rep < plan.reps; rep += 1) {
     progress(`repetition ${rep + 1}/${plan.reps}`);
     for (const batch of [10, 100, 500]) await streamCase(`product_b${batch}_300B`, 'product', '300B', plan.small, batch);
@@ -119,6 +128,9 @@ async function main(): Promise<void> {
     await streamCase('product_b500_64KiB', 'product', '64KiB', plan.large, 500);
     await streamCase('raw_b500_64KiB', 'raw', '64KiB', plan.large, 500);
     await bullCase(50, '64KiB', plan.large);
+    await streamCase('product_rest_b100_300B', 'rest', '300B', plan.rest, 100);
+    await httpCase('http_publish_single', plan.httpSingle, 1);
+    await httpCase('http_publish_batch100', plan.httpBatches, 100);
   }
   progress('latency: continuous mode at 40 msg/s');
   const latency = await runChild({
@@ -131,6 +143,13 @@ async function main(): Promise<void> {
   await server.stop();
   bundle.cleanup();
   report(figures, latency);
+}
+
+/** HTTP requests counted at the REST server per round that handled entries (the final, empty claim costs one). */
+function restRoundTrips(run: ScenarioResult): number {
+  const busy = run.extra!.busyRounds!;
+  const empty = run.rounds! - busy;
+  return (run.extra!.httpRequests! - empty) / busy;
 }
 
 function pairRatio(figures: Map<string, ScenarioResult[]>, a: string, b: string) {
@@ -147,7 +166,10 @@ function report(figures: Map<string, ScenarioResult[]>, latency: ScenarioResult)
       name,
       entriesPerSec: rate,
       roundTripsPer1000: rt === undefined ? null : Math.round((rt / runs[0]!.entries) * 1000 * 10) / 10,
-      roundTripsPerRound: runs[0]!.rounds ? rt! / runs[0]!.rounds : null,
+      // Steady state – first round (a cold script cache costs one extra round trip per script).
+      roundTripsPerRound: runs[0]!.extra?.roundTripsPerBusyRoundMax === undefined
+        ? null
+        : `${Math.min(...runs.map((r) => r.extra!.roundTripsPerBusyRoundMin!))}–${Math.max(...runs.map((r) => r.extra!.roundTripsPerBusyRoundMax!))}`,
       rssPeakMiB: stat(runs.map((r) => r.rssPeakMiB)),
     };
   });
@@ -159,7 +181,9 @@ function report(figures: Map<string, ScenarioResult[]>, latency: ScenarioResult)
     product_over_raw_b500_64KiB: pairRatio(figures, 'product_b500_64KiB', 'raw_b500_64KiB'),
     rss_peak_mib_b500_64KiB: stat(product500Large.map((r) => r.rssPeakMiB)),
     latency_p99_ms_continuous: latency.extra!.p99!,
-    round_trips_per_round_tcp: figures.get('product_b500_300B')![0]!.roundTrips! / figures.get('product_b500_300B')![0]!.rounds!,
+    // b500 runs after b10/b100 in each repetition, on a warm script cache: every round counts.
+    round_trips_per_round_tcp: Math.max(...figures.get('product_b500_300B')!.map((r) => r.extra!.roundTripsPerBusyRoundMax!)),
+    round_trips_per_round_rest: Math.max(...figures.get('product_rest_b100_300B')!.map(restRoundTrips)),
   };
   const targets: Record<string, [string, number]> = {
     product_over_raw_b500_300B: ['>=', 0.75],
@@ -169,6 +193,7 @@ function report(figures: Map<string, ScenarioResult[]>, latency: ScenarioResult)
     rss_peak_mib_b500_64KiB: ['<=', 200],
     latency_p99_ms_continuous: ['<=', 5],
     round_trips_per_round_tcp: ['==', 2],
+    round_trips_per_round_rest: ['==', 2],
   };
 
   const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n.toFixed(2));
@@ -180,7 +205,7 @@ function report(figures: Map<string, ScenarioResult[]>, latency: ScenarioResult)
       row.name.padEnd(28) +
         `${fmt(r.median)} [${fmt(r.min)}–${fmt(r.max)}]`.padEnd(30) +
         String(row.roundTripsPer1000 ?? '-').padEnd(10) +
-        String(row.roundTripsPerRound === null ? '-' : fmt(row.roundTripsPerRound)).padEnd(10) +
+        String(row.roundTripsPerRound ?? '-').padEnd(10) +
         fmt(row.rssPeakMiB.median),
     );
   }

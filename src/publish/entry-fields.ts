@@ -8,6 +8,7 @@ import { signEntry } from '../auth/signature';
 import { Fields } from '../entry';
 import { isValidEventId } from '../keys';
 import type { RedisArg, Transport } from '../redis/port';
+import { isWellFormedUtf8 } from '../redis/utf8';
 import type { PublishRoute } from './config';
 import { PublishError } from './errors';
 import { isValidTraceparent } from './traceparent';
@@ -36,17 +37,6 @@ export function routeOf(routes: ReadonlyMap<string, PublishRoute>, event: Publis
   return route;
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function isUtf8(bytes: Uint8Array): boolean {
-  try {
-    strictUtf8.decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function checkEvent(event: PublishEvent, transport: Transport): void {
   if (typeof event.eventId !== 'string' || !isValidEventId(event.eventId)) {
     throw new PublishError('PUBLISH_EVENT_INVALID', 'event_id must be 1..=256 printable ASCII characters without spaces');
@@ -56,7 +46,7 @@ export function checkEvent(event: PublishEvent, transport: Transport): void {
   }
   // REST carries values as JSON strings: bytes that are not UTF-8 would arrive altered and
   // their signature would no longer verify. Refuse them here rather than corrupt them.
-  if (transport === 'rest' && event.payload instanceof Uint8Array && !isUtf8(event.payload)) {
+  if (transport === 'rest' && event.payload instanceof Uint8Array && !isWellFormedUtf8(event.payload)) {
     throw new PublishError(
       'PUBLISH_EVENT_INVALID',
       `payload of ${event.eventId} is not valid UTF-8, which the REST transport cannot carry byte-for-byte: publish it over TCP or encode it`,

@@ -74,22 +74,37 @@ class IoredisPort implements RedisPort {
   }
 
   async exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
+    if (commands.length === 1) return [await this.#single(commands[0]!)];
     const pipeline = this.#client.pipeline();
     for (const cmd of commands) pipeline.callBuffer(cmd.name, ...cmd.args.map(toBuffer));
-    let results: Array<[Error | null, unknown]> | null;
-    const sent = pipeline.exec();
-    try {
-      results = await withDeadline(sent, this.#timeoutMs + blockingMs(commands));
-    } catch (error) {
-      sent.catch(() => {}); // a late failure after the timeout is already reported
-      throw unavailable(error);
-    }
+    const results = await this.#bounded(pipeline.exec(), commands);
     if (!results) throw unavailable(new Error('pipeline was discarded'));
     return results.map(([error, value], i) => {
       if (!error) return value as RedisReply;
       if (isReplyError(error)) return new RedisCommandError(commands[i]!.name, error.message);
       throw unavailable(error);
     });
+  }
+
+  /** One command skips the Pipeline object: measurably cheaper per publish or wait. */
+  async #single(cmd: RedisCommand): Promise<RedisReply | RedisCommandError> {
+    try {
+      return (await this.#bounded(this.#client.callBuffer(cmd.name, ...cmd.args.map(toBuffer)), [cmd])) as RedisReply;
+    } catch (error) {
+      if (isReplyError(error)) return new RedisCommandError(cmd.name, error.message);
+      throw error instanceof RedisUnavailableError ? error : unavailable(error);
+    }
+  }
+
+  /** The reply, or RedisUnavailableError once the exchange's time is up or the connection failed. */
+  async #bounded<T>(sent: Promise<T>, commands: readonly RedisCommand[]): Promise<T> {
+    try {
+      return await withDeadline(sent, this.#timeoutMs + blockingMs(commands));
+    } catch (error) {
+      sent.catch(() => {}); // a late failure after the timeout is already reported
+      if (isReplyError(error)) throw error;
+      throw unavailable(error);
+    }
   }
 
   async close(): Promise<void> {

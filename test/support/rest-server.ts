@@ -225,7 +225,8 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void server.close().then(() => process.exit(0)));
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Run as a script only when this very file is the entry (not when bundled into another one).
+if (process.argv[1] && /rest-server\.[mc]?[jt]s$/.test(process.argv[1]) && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
     process.stderr.write(`${(error as Error).message}\n`);
     process.exit(1);
