@@ -10,7 +10,9 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createSignedProcessor } from '../../src/auth/signed-processor';
 import { createPoller, type Poller } from '../../src/poller';
+import { createPublisher } from '../../src/publish/publisher';
 import { createProcessor, rawPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
 import { createRedriver, type Redriver } from '../../src/redrive/redrive';
@@ -201,5 +203,47 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     expect(page2).toMatchObject({ next: undefined });
     expect(page2.records.map((r) => r.id)).toEqual([ids[2]]);
     expect(page1.records[0]).toMatchObject({ eventId: 'e0', reason: 'a', deadLetteredAt: now - 2 * HOUR_MS, deliveries: 0 });
+  });
+});
+
+describe.each(clientKinds)('redrive of a signed entry over $name', (kind) => {
+  it('redrives a signed entry that verifies again and is acked by the next run', async () => {
+    const port = kind.connect();
+    const admin = adminClient();
+    try {
+      const stream = `${uniquePrefix()}:signed`;
+      const auth = { mode: 'hmac' as const, keyId: 'k1', key: 'redrive-signing-key-0123456789', producer: 'shop' };
+      let accept = false;
+      const poller = createPoller({
+        port,
+        config: fastConfig(stream),
+        process: createSignedProcessor({
+          stream,
+          auth,
+          decode: rawPayload,
+          handler: () => {
+            if (!accept) throw new Rejection('forced_for_redrive');
+          },
+        }),
+      });
+      await poller.ensureGroup();
+      const publisher = createPublisher({ port, routes: { 'order.placed': stream }, auth: { ...auth } });
+      await publisher.publish({ eventType: 'order.placed', eventId: 's1', payload: '{"order":"o1"}', traceparent: TRACEPARENT });
+
+      expect(await poller.run({ mode: 'drain' })).toMatchObject({ deadLettered: 1, authRejected: 0 });
+      const redriver = createRedriver({ port, config: poller.config });
+      const { records } = await redriver.list({ reasons: ['forced_for_redrive'] });
+      expect((await redriver.redrive(records.map((r) => r.id)))[0]).toMatchObject({ status: 'redriven' });
+
+      accept = true;
+      // Any changed byte would fail verification and come back as signature_invalid.
+      expect(await poller.run({ mode: 'drain' })).toMatchObject({ acked: 1, deadLettered: 0, authRejected: 0 });
+      expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+      expect(await admin.xlen(poller.config.keys.dlt)).toBe(0);
+      expect(await admin.exists(`${poller.config.keys.markerPrefix}s1`)).toBe(0);
+    } finally {
+      await port.close();
+      admin.disconnect();
+    }
   });
 });
