@@ -39,18 +39,39 @@ export function decodeOrVerdict<P>(decode: PayloadDecoder<P>, bytes: Uint8Array)
   }
 }
 
-export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
-  const verify = createOriginVerifier(options.stream, options.auth);
-  return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
-    // Origin first: an entry nobody can vouch for is an auth rejection, whatever else is
-    // wrong with it (a missing field is covered by the signature as an empty one).
+export interface Admitted<P> {
+  readonly producer: string;
+  readonly payload: P;
+}
+
+/**
+ * The checks every signed consumer runs before its own: origin first (an entry nobody can
+ * vouch for is an auth rejection, whatever else is wrong with it — a missing field is
+ * covered by the signature as an empty one), then the required fields, then the decoder.
+ */
+export function createAdmission<P>(stream: string, auth: StreamAuth | StreamAuthInput, decode: PayloadDecoder<P>) {
+  const verify = createOriginVerifier(stream, auth);
+  return async (entry: StreamEntry): Promise<Admitted<P> | Verdict> => {
     const origin = await verify(entry);
     if (origin.kind !== 'authentic') return origin;
     const incomplete = checkRequiredFields(entry);
     if (incomplete) return incomplete;
-    const decoded = decodeOrVerdict(options.decode, entry.fields.get(Fields.payload)!);
+    const decoded = decodeOrVerdict(decode, entry.fields.get(Fields.payload)!);
     if ('kind' in decoded) return decoded;
-    const delivery = new SignedDeliveryView(entry, decoded.payload, context, origin.producer);
+    return { producer: origin.producer, payload: decoded.payload };
+  };
+}
+
+export function isVerdict(value: object): value is Verdict {
+  return 'kind' in value;
+}
+
+export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
+  const admit = createAdmission(options.stream, options.auth, options.decode);
+  return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
+    const admitted = await admit(entry);
+    if (isVerdict(admitted)) return admitted;
+    const delivery = new SignedDeliveryView(entry, admitted.payload, context, admitted.producer);
     return verdictOfOutcome(await options.handler(delivery));
   };
 }

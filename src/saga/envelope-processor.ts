@@ -4,13 +4,12 @@
  * from an unauthenticated writer is even parsed), then the envelope bytes, then the
  * envelope's claimed identity, then the consumer's own gate, and only then the handler.
  */
-import { createOriginVerifier } from '../auth/verifier';
 import { DeadLetterReasons } from '../auth/reasons';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
-import { decodeOrVerdict } from '../auth/signed-processor';
+import { createAdmission, isVerdict } from '../auth/signed-processor';
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, fieldText, type StreamEntry } from '../entry';
-import { checkRequiredFields, type PayloadDecoder } from '../processor';
+import type { PayloadDecoder } from '../processor';
 import { parseTraceparent } from '../publish/traceparent';
 import { Verdicts, verdictOfOutcome, type Verdict } from '../verdict';
 import type { SagaHandler } from './delivery';
@@ -27,24 +26,18 @@ export interface EnvelopeProcessorSpec<E> {
 }
 
 export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): EntryProcessor {
-  const verify = createOriginVerifier(spec.stream, spec.auth);
+  const admit = createAdmission(spec.stream, spec.auth, spec.decode);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
-    // Origin first: an entry nobody can vouch for is an auth rejection, whatever else is
-    // wrong with it (a missing field is covered by the signature as an empty one).
-    const origin = await verify(entry);
-    if (origin.kind !== 'authentic') return origin;
-    const incomplete = checkRequiredFields(entry);
-    if (incomplete) return incomplete;
-    const decoded = decodeOrVerdict(spec.decode, entry.fields.get(Fields.payload)!);
-    if ('kind' in decoded) return decoded;
-    const envelope = decoded.payload;
+    const admitted = await admit(entry);
+    if (isVerdict(admitted)) return admitted;
+    const { payload: envelope, producer } = admitted;
     const eventId = fieldText(entry, Fields.eventId)!;
     if (spec.idOf(envelope) !== eventId) return Verdicts.deadLetter(DeadLetterReasons.envelopeIdMismatch);
-    const gated = spec.gate(envelope, origin.producer);
+    const gated = spec.gate(envelope, producer);
     if (gated) return gated;
     const outcome = await spec.handler({
       envelope,
-      producer: origin.producer,
+      producer,
       trace: parseTraceparent(fieldText(entry, Fields.traceparent)),
       deliveries: entry.deliveries,
       eventId,
