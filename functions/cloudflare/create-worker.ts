@@ -45,11 +45,20 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
     const cached = states.get(env);
     if (cached) return cached;
     const secrets = secretEnvOf(env);
-    const runtime = createRuntime(config, { port: connectRest(config, secrets), env: secrets, now: options.now });
+    // The runtime's publishers send the wake-ups — the publish API's and the handlers'
+    // follow-up events alike — so the app itself needs none. A missing Queue binding costs
+    // only latency (steps wait for the next cron tick): log it, and keep polling.
+    let wakeUp: ReturnType<typeof queueWakeUp>;
+    try {
+      wakeUp = queueWakeUp(config, env);
+    } catch (error) {
+      logLine('warn', 'wake-ups disabled', { error: describeError(error) });
+    }
+    const runtime = createRuntime(config, { port: connectRest(config, secrets), env: secrets, now: options.now, wakeUp, log });
     let app: Hono | undefined;
     const state: WorkerState = {
       runtime,
-      app: () => (app ??= createPublishApp({ runtime, env: secrets, wakeUp: queueWakeUp(config, env), now, log })),
+      app: () => (app ??= createPublishApp({ runtime, env: secrets, now, log })),
     };
     states.set(env, state);
     return state;
@@ -65,10 +74,10 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
     }
   };
 
-  /** Each valid wake-up is acked when every consumer of its streams polled, else retried. */
-  const settleMessages = (valid: Array<{ message: QueueMessage; wake: WakeUpMessage }>, failedStreams: ReadonlySet<string>) => {
+  /** Each valid wake-up is acked when every consumer it woke polled, else retried (as on Lambda). */
+  const settleMessages = (valid: Array<{ message: QueueMessage; wake: WakeUpMessage }>, failed: ReadonlySet<string>) => {
     for (const { message, wake } of valid) {
-      if (wake.streams.some((stream) => failedStreams.has(stream))) message.retry();
+      if (consumersToWake(config, [wake]).some((consumer) => failed.has(consumer))) message.retry();
       else message.ack();
     }
   };
@@ -110,10 +119,8 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
       if (consumers.length === 0) return settleMessages(valid, new Set());
       const deadline = deadlineWithin(QUEUE_LIMIT_MS, now());
       const outcomes = await runJobs(runtimeFor(env), consumers.map((consumer) => ({ kind: 'poll', consumer })), { deadline, log, now });
-      const failedStreams = new Set(
-        outcomes.flatMap((o) => (o.ok || o.job.kind !== 'poll' ? [] : [config.consumers.get(o.job.consumer)!.config.stream])),
-      );
-      settleMessages(valid, failedStreams);
+      const failed = new Set(outcomes.flatMap((o) => (o.ok || o.job.kind !== 'poll' ? [] : [o.job.consumer])));
+      settleMessages(valid, failed);
     },
   };
 }

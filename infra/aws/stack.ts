@@ -58,14 +58,28 @@ export class SagaStreamsStack extends Stack {
       return fn;
     };
 
-    const scheduled = consumersOf(config, 'poll');
-    if (scheduled.length > 0) pollSchedules(this, config.name, make('poll', 'Poll', 'poll consumers on their schedules'), scheduled);
-
     const wakeUpQueue = consumersOf(config, 'wake-up').length > 0 ? wakeUpQueues(this, timeouts['wake-up']) : undefined;
+    const sqsTarget = config.wakeUpTarget('sqs');
+    /** A function whose publishers (API or handlers) send wake-ups gets the queue URL and SendMessage on it only. */
+    const sendsWakeUps = (fn: lambda.Function) => {
+      if (!sqsTarget || !wakeUpQueue) return;
+      fn.addEnvironment(sqsTarget.queueUrlEnv, wakeUpQueue.queue.queueUrl);
+      wakeUpQueue.queue.grantSendMessages(fn);
+    };
+
+    const scheduled = consumersOf(config, 'poll');
+    if (scheduled.length > 0) {
+      const poll = make('poll', 'Poll', 'poll consumers on their schedules');
+      pollSchedules(this, config.name, poll, scheduled);
+      sendsWakeUps(poll);
+    }
+
     if (wakeUpQueue) {
-      subscribeWakeUps(make('wake-up', 'WakeUpPoll', 'poll consumers on wake-up messages'), wakeUpQueue.queue);
+      const wakeUpPoll = make('wake-up', 'WakeUpPoll', 'poll consumers on wake-up messages');
+      subscribeWakeUps(wakeUpPoll, wakeUpQueue.queue);
+      sendsWakeUps(wakeUpPoll);
       new CfnOutput(this, 'WakeUpQueueUrl', { value: wakeUpQueue.queue.queueUrl });
-      if (!config.wakeUpTarget('sqs')) {
+      if (!sqsTarget) {
         Annotations.of(this).addWarningV2('saga-streams:wake-up-unsent', 'consumers have wakeUp: true but no sqs wake-up target is configured: publishes send no wake-ups; they poll on schedule only');
       }
     }
@@ -75,11 +89,7 @@ export class SagaStreamsStack extends Stack {
 
     if (config.data.publishApi) {
       const publish = make('publish', 'Publish', 'HTTP publish API');
-      const target = config.wakeUpTarget('sqs');
-      if (target && wakeUpQueue) {
-        publish.addEnvironment(target.queueUrlEnv, wakeUpQueue.queue.queueUrl);
-        wakeUpQueue.queue.grantSendMessages(publish);
-      }
+      sendsWakeUps(publish);
       // Producers authenticate with bearer tokens inside the app (constant-time compare).
       const url = publish.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
       new CfnOutput(this, 'PublishUrl', { value: url.url });

@@ -4,6 +4,7 @@
  * factories, so infrastructure code can read schedules without running any handler.
  */
 import type { StreamAuth } from '../auth/modes';
+import { ConfigError } from '../errors';
 import { createSignedProcessor, type SignedDelivery } from '../auth/signed-processor';
 import type { ConsumerConfig } from '../config';
 import { createPoller, type Poller } from '../poller';
@@ -24,6 +25,8 @@ export interface PollerDeps {
   readonly now?: () => number;
   /** Publishers for the identities the consumer declared in `publishesAs`. */
   readonly publisherFor: (producer: string) => Publisher;
+  /** The identities this consumer may publish as; any other is refused. */
+  readonly publishesAs: readonly string[];
 }
 
 /** What a handler gets besides the delivery: publishers to emit follow-up events with. */
@@ -34,7 +37,19 @@ export interface HandlerContext {
 type WithContext<D> = (delivery: D, context: HandlerContext) => Promise<HandlerOutcome> | HandlerOutcome;
 
 function bind<D>(handler: WithContext<D>, deps: PollerDeps): (delivery: D) => Promise<HandlerOutcome> | HandlerOutcome {
-  const context: HandlerContext = { publisherFor: deps.publisherFor };
+  const context: HandlerContext = {
+    // A handler signs only as the identities its consumer declared: where every key sits in
+    // one environment (Worker, local stack), nothing else stops a participant from signing
+    // as the orchestrator, and the result consumer's producer checks rely on identities.
+    publisherFor(producer) {
+      if (!deps.publishesAs.includes(producer)) {
+        throw new ConfigError('handler context', [
+          { path: 'publishesAs', message: `does not list "${producer}": this consumer may not publish as it` },
+        ]);
+      }
+      return deps.publisherFor(producer);
+    },
+  };
   return (delivery) => handler(delivery, context);
 }
 

@@ -3,6 +3,7 @@
  * whatever a cron expression stands for. Each returns a value that the caller logs as one
  * JSON line (log.ts); none of them reads the platform directly.
  */
+import { RedisCommandError } from '../errors';
 import { ensureGroup } from '../groups';
 import type { RunReport } from '../report';
 import { runDeadline, type RunMode } from '../run';
@@ -47,6 +48,10 @@ async function ensureOnce(runtime: DeploymentRuntime, stream: string, group: str
   done.add(key);
 }
 
+function forgetEnsured(runtime: DeploymentRuntime, stream: string, group: string): void {
+  ensured.get(runtime)?.delete(`${stream}\u0000${group}`);
+}
+
 export async function runPollJob(runtime: DeploymentRuntime, consumer: string, options: PollJobOptions): Promise<PollJobReport> {
   const poller = runtime.poller(consumer, options.consumerName);
   const { config } = poller;
@@ -54,7 +59,14 @@ export async function runPollJob(runtime: DeploymentRuntime, consumer: string, o
   runDeadline(config, options.deadline, runtime.now());
   await ensureOnce(runtime, config.stream, config.group, config.startFrom);
   const mode = options.mode ?? runtime.config.consumers.get(consumer)!.mode;
-  const report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });
+  let report: RunReport;
+  try {
+    report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });
+  } catch (error) {
+    // The group was deleted behind this warm process: ensure it again on the next run.
+    if (error instanceof RedisCommandError && error.replyCode === 'NOGROUP') forgetEnsured(runtime, config.stream, config.group);
+    throw error;
+  }
   return { job: 'poll', consumer, stream: config.stream, group: config.group, report };
 }
 

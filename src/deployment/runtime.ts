@@ -132,6 +132,7 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
       auth: consumerAuth(ref, secrets),
       now: options.now,
       publisherFor,
+      publishesAs: plan.publishesAs,
     });
     pollers.set(cacheKey, built);
     return built;

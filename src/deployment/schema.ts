@@ -88,7 +88,12 @@ export const deploymentSchema = z.strictObject({
       producers: z.record(identity, z.strictObject({ tokenEnv: envName, eventTypes: z.array(eventType).min(1) })),
       bodyLimitBytes: z.int().min(1).max(10 * 1024 * 1024).default(1024 * 1024),
       maxBatch: z.int().min(1).max(500).default(500),
-      dedupeWindowSeconds: z.int().min(0).max(7 * 24 * 3600).default(600),
+      /**
+       * At least 1: a batch is one pipeline, not a transaction, so a batch that failed part-way
+       * is answered 503 "retry it" — safe only because the window turns the retry's repeats
+       * into duplicates instead of second appends.
+       */
+      dedupeWindowSeconds: z.int().min(1).max(7 * 24 * 3600).default(600),
     })
     .optional(),
   trim: z

@@ -5,7 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { commandConsumer, resultConsumer } from '../../src/deployment/consumers';
+import { commandConsumer, entryConsumer, resultConsumer } from '../../src/deployment/consumers';
+import { errorCode } from '../../src/errors';
 import { defineConfig } from '../../src/deployment/define-config';
 import { runPollJob, runTrimJob } from '../../src/deployment/jobs';
 import { runLogLine } from '../../src/deployment/log';
@@ -146,6 +147,50 @@ describe.each(clientKinds)('deployment runtime over $name', (kind) => {
       [`${prefix}:{r}:results`, 'trimmed', 0],
     ]);
     expect(await admin.xlen(`${prefix}:{c}:cmd`)).toBe(1);
+  });
+
+  it('creates the group again on the next run after it was deleted behind a warm process', async () => {
+    const prefix = uniquePrefix();
+    const runtime = createRuntime(deployment(prefix, []), { port, env });
+    const deadline = () => Date.now() + 4_000;
+    await runPollJob(runtime, 'inventory', { deadline: deadline() });
+    await admin.xgroup('DESTROY', `${prefix}:{c}:cmd`, 'inventory');
+    await expect(runPollJob(runtime, 'inventory', { deadline: deadline() })).rejects.toMatchObject({ code: 'REDIS_COMMAND_FAILED', replyCode: 'NOGROUP' });
+    await expect(runPollJob(runtime, 'inventory', { deadline: deadline() })).resolves.toMatchObject({ job: 'poll' });
+  });
+
+  it('refuses a handler that publishes as an identity its consumer does not declare', async () => {
+    const prefix = uniquePrefix();
+    const cmd = `${prefix}:{c}:cmd`;
+    const refusals: Array<string | undefined> = [];
+    const config = defineConfig({
+      name: 'shop',
+      redis: { tcp: {} },
+      streams: { [cmd]: { auth: { mode: 'hmac', keyId: 'orch-1', keyEnv: 'CMD_KEY', producer: 'orchestrator' } } },
+      routes: { 'inventory.reserve': cmd },
+      consumers: {
+        inventory: {
+          stream: cmd,
+          group: 'inventory',
+          schedule: '* * * * *',
+          settings: { runBudgetMs: 5_000, minIdleMs: 10_000 },
+          handler: entryConsumer((_, context) => {
+            try {
+              context.publisherFor('orchestrator'); // holds the key in this env, but is not declared
+            } catch (error) {
+              refusals.push(errorCode(error));
+              throw error;
+            }
+          }),
+        },
+      },
+    });
+    const runtime = createRuntime(config, { port, env });
+    await runPollJob(runtime, 'inventory', { deadline: Date.now() + 4_000 });
+    await runtime.publisherFor('orchestrator').publish({ eventType: 'inventory.reserve', eventId: 'c-1', payload: '{}' });
+    const { report } = await runPollJob(runtime, 'inventory', { deadline: Date.now() + 4_000 });
+    expect(refusals).toEqual(['CONFIG_INVALID']);
+    expect(report).toMatchObject({ retained: 1, acked: 0 });
   });
 
   it('refuses a poll job with too little time left before sending any command', async () => {

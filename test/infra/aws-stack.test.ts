@@ -84,9 +84,13 @@ describe('AWS stack of the example deployment', () => {
     expect(bundles).toHaveLength(4);
     const code = bundles.map((dir) => readFileSync(join(assembly.directory, dir, 'index.js'), 'utf8'));
     expect(code.every((js) => js.includes('handler'))).toBe(true);
-    const publishBundle = code.filter((js) => js.includes('@aws-sdk/client-sqs'));
-    expect(publishBundle).toHaveLength(1);
-    expect(publishBundle[0]).toMatch(/require\("@aws-sdk\/client-sqs"\)/);
+    // Every function whose publishers send wake-ups uses SQS; the SDK is required, never bundled.
+    const sqsBundles = code.filter((js) => js.includes('@aws-sdk/client-sqs'));
+    expect(sqsBundles.length).toBeGreaterThanOrEqual(3);
+    for (const js of sqsBundles) {
+      expect(js).toMatch(/require\("@aws-sdk\/client-sqs"\)/);
+      expect(js).not.toContain('class SQSClient');
+    }
   });
 
   it('schedules one rule per scheduled consumer, its Scheduled Event input naming the consumer', () => {
@@ -167,6 +171,18 @@ describe('AWS stack of the example deployment', () => {
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: Match.arrayWith(['sqs:SendMessage']), Resource: { 'Fn::GetAtt': [queueRef.Ref, 'Arn'] } })]) },
     });
+  });
+
+  it('gives the poll and wake-up functions the queue too (handlers\' follow-up events wake the next step), never the trim function', () => {
+    const queueRef = propsOf('publish').Environment.Variables.WAKEUP_QUEUE_URL as { Ref: string };
+    for (const role of ['poll', 'wake-up'] as const) {
+      expect(propsOf(role).Environment.Variables.WAKEUP_QUEUE_URL).toEqual(queueRef);
+    }
+    expect(propsOf('trim').Environment.Variables.WAKEUP_QUEUE_URL).toBeUndefined();
+    const senders = Object.values(template.findResources('AWS::IAM::Policy') as Resources).filter((policy) =>
+      JSON.stringify(policy.Properties.PolicyDocument.Statement).includes('sqs:SendMessage'),
+    );
+    expect(senders).toHaveLength(3);
   });
 
   it('alarms per consumer on oldest-pending age, deleted-pending and auth rejections from the EMF metrics', () => {

@@ -78,6 +78,8 @@ describe('secrets through the Parameters and Secrets extension', () => {
       ...secretPointerEnv('ORDERS_KEY', 'ssm', '/shop/orders-key'),
       // The publish API's token: the stack never gives it to a poll function; it must not be read.
       ...secretPointerEnv('SHOP_TOKEN', 'secretsmanager', 'shop/token'),
+      // Not a secret: the stack sets the wake-up queue URL on every function that publishes.
+      WAKEUP_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/shop-wake-up',
     };
     run = harness({ env, fetchSecret: extensionSecretFetcher({ env, endpoint: extension.url }) });
     const handler = createScheduledPollHandler(deployment(uniquePrefix()), run.deps);

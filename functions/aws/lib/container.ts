@@ -9,6 +9,7 @@ import type { SecretEnv } from '../../../src/deployment/secrets';
 import type { ResolvedDeps } from './deps';
 import { secretNamesOf, type FunctionRole } from './roles';
 import { resolveSecretEnv } from './secret-env';
+import { sqsWakeUp } from './sqs-wake-up';
 
 export interface Started {
   readonly runtime: DeploymentRuntime;
@@ -32,6 +33,24 @@ export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, ro
   return onceUntilFailure(async () => {
     const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role), deps.fetchSecret);
     const port = deps.connect(config, env);
-    return { runtime: createRuntime(config, { port, env, now: deps.now }), env };
+    // Every publisher of the container wakes the next step: the publish API's and the
+    // handlers' follow-up events alike (the stack gives publishing functions the queue URL).
+    const wakeUp = role === 'trim' ? undefined : sqsWakeUpFor(role, config, env, deps);
+    return { runtime: createRuntime(config, { port, env, now: deps.now, wakeUp, log: deps.log }), env };
   });
+}
+
+/**
+ * SQS wake-ups when the deployment declares them. The publish function must have the queue
+ * URL (a missing one fails its start, naming the variable); a poll function without it just
+ * leaves follow-up steps to their schedule.
+ */
+function sqsWakeUpFor(role: FunctionRole, config: DeploymentConfig, env: SecretEnv, deps: ResolvedDeps) {
+  const target = config.wakeUpTarget('sqs');
+  if (!target) return undefined;
+  if (role !== 'publish' && !env[target.queueUrlEnv]) {
+    deps.log(JSON.stringify({ level: 'warn', msg: 'wake-ups disabled', deployment: config.name, role, missing: target.queueUrlEnv }));
+    return undefined;
+  }
+  return sqsWakeUp(config, env, deps.sqs);
 }

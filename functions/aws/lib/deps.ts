@@ -9,6 +9,7 @@ import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import type { SecretEnv } from '../../../src/deployment/secrets';
 import type { RedisPort } from '../../../src/redis/port';
 import type { SecretFetcher } from './secret-env';
+import type { SqsSender } from './sqs-wake-up';
 import { extensionSecretFetcher } from './secrets-extension';
 
 export interface LambdaDeps {
@@ -21,9 +22,11 @@ export interface LambdaDeps {
   readonly now?: () => number;
   /** Writes one log line. Default: raw stdout, so each line reaches CloudWatch as pure JSON (EMF). */
   readonly log?: (line: string) => void;
+  /** Sends wake-up messages. Default: an SQSClient for the function's region. */
+  readonly sqs?: SqsSender;
 }
 
-export type ResolvedDeps = Required<LambdaDeps>;
+export type ResolvedDeps = Required<Omit<LambdaDeps, 'sqs'>> & Pick<LambdaDeps, 'sqs'>;
 
 export function connectDeployment(config: DeploymentConfig, env: SecretEnv): RedisPort {
   return config.data.redis.tcp ? connectTcp(config, env) : connectRest(config, env);
@@ -37,5 +40,6 @@ export function withDefaults(deps: LambdaDeps): ResolvedDeps {
     connect: deps.connect ?? connectDeployment,
     now: deps.now ?? Date.now,
     log: deps.log ?? ((line) => void process.stdout.write(`${line}\n`)),
+    sqs: deps.sqs,
   };
 }

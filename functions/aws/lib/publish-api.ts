@@ -1,7 +1,7 @@
 /**
  * The publish API on Lambda: the Hono app (src/http/app.ts) through Hono's Lambda adapter,
  * for Function URL and API Gateway HTTP API (payload 2.0) events. Secrets are resolved and
- * the app built once per container; wake-ups go to SQS.
+ * the app built once per container; its publishers send SQS wake-ups.
  */
 import type { APIGatewayProxyEventV2, Context, LambdaFunctionURLEvent } from 'aws-lambda';
 import { handle, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
@@ -10,22 +10,19 @@ import { createPublishApp } from '../../../src/http/app';
 import { lambdaContainer, onceUntilFailure } from './container';
 import { withDefaults, type LambdaDeps } from './deps';
 import { problemLine } from './log-lines';
-import { sqsWakeUp, type SqsSender } from './sqs-wake-up';
 
 export type PublishRequestEvent = LambdaFunctionURLEvent | APIGatewayProxyEventV2;
 
-export interface PublishDeps extends LambdaDeps {
-  /** Sends wake-up messages. Default: an SQSClient for the function's region. */
-  readonly sqs?: SqsSender;
-}
+/** Kept as a name for callers; wake-ups are wired in the container (LambdaDeps.sqs). */
+export type PublishDeps = LambdaDeps;
 
 export function createPublishHandler(config: DeploymentConfig, deps: PublishDeps = {}) {
   const resolved = withDefaults(deps);
   const start = lambdaContainer(config, resolved, 'publish');
   const serve = onceUntilFailure(async () => {
+    // The runtime's publishers send the wake-ups (see container.ts), so the app needs none.
     const { runtime, env } = await start();
-    const wakeUp = sqsWakeUp(config, env, deps.sqs);
-    return handle(createPublishApp({ runtime, env, wakeUp, now: resolved.now, log: resolved.log }));
+    return handle(createPublishApp({ runtime, env, now: resolved.now, log: resolved.log }));
   });
 
   return async (event: PublishRequestEvent, context: Context) => {
