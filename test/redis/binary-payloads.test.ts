@@ -5,15 +5,16 @@
  * anything rather than let it arrive altered.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSignedProcessor } from '../../src/auth/signed-processor';
 import { createPoller } from '../../src/poller';
 import { rawPayload } from '../../src/processor';
 import { createPublisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';
+import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';
-import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
+import { pendingIds } from '../support/redis';
 import { entriesOf } from './stream-entries';
 
 const KEY = 'binary-payload-signing-key-00001';
@@ -24,19 +25,7 @@ describe.each(clientKinds)('binary payloads over $name', (kind) => {
   let port: RedisPort;
   let stream: string;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
-  beforeEach(() => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:blobs`;
-  });
-  afterEach(async () => {
-    await port.close();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h), 'blobs');
 
   it('signs and verifies the exact stored bytes, or refuses what REST cannot carry', async () => {
     const publisher = createPublisher({ port, routes: { blob: stream }, auth: { mode: 'hmac', keyId: 'k1', key: KEY } });

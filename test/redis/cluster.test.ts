@@ -2,29 +2,22 @@
  * Redis Cluster (3 masters, private): a full round with hash-tagged names, and configs
  * whose keys would span slots rejected before any command is sent.
  */
-import { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors';
 import { checkReadiness } from '../../src/probes/readiness';
 import { createPoller } from '../../src/poller';
-import { connectIoredisCluster } from '../../src/redis/ioredis-port';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { Rejection } from '../../src/verdict';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { uniquePrefix } from '../support/redis';
+import { useClusterPerSuite } from '../support/redis-suite';
 
 describe('redis cluster (ioredis)', () => {
   let admin: Cluster;
   let port: RedisPort;
-  beforeAll(() => {
-    admin = new Cluster(inject('clusterNodes'));
-    port = connectIoredisCluster(inject('clusterNodes'));
-  });
-  afterAll(async () => {
-    await port.close();
-    admin.disconnect();
-  });
+  useClusterPerSuite((h) => ({ admin, port } = h));
 
   it('runs a round with hash-tagged keys: acks, dead-letters and stores the cursor on one slot', async () => {
     const stream = `orders:{${uniquePrefix()}}`;

@@ -4,13 +4,13 @@
  * DLT retention and the reaper together.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisPort } from '../../src/redis/port';
 import { parseRetentionConfig } from '../../src/retention/config';
 import { trimDeadLetters } from '../../src/retention/dead-letters';
 import { runRetention } from '../../src/retention/run';
 import { clientKinds } from '../support/clients';
-import { adminClient, uniquePrefix } from '../support/redis';
+import { useRedisPerTest } from '../support/redis-suite';
 
 const HOUR_MS = 3_600_000;
 
@@ -20,19 +20,9 @@ describe.each(clientKinds)('dead-letter retention over $name', (kind) => {
   let stream: string;
   let dlt: string;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h));
   beforeEach(() => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:s`;
     dlt = `${stream}:dlt`;
-  });
-  afterEach(async () => {
-    await port.close();
   });
 
   const redisNowMs = async () => {

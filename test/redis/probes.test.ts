@@ -6,12 +6,13 @@
  */
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { probeBacklog } from '../../src/probes/backlog';
 import { checkReadiness } from '../../src/probes/readiness';
 import { connectIoredis, IOREDIS_DEFAULTS, ioredisPort } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';
+import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';
 import { adminClient, uniquePrefix } from '../support/redis';
 
@@ -22,19 +23,7 @@ describe.each(clientKinds)('probes over $name', (kind) => {
   let port: RedisPort;
   let stream: string;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
-  beforeEach(() => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:s`;
-  });
-  afterEach(async () => {
-    await port.close();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h));
 
   const groupInfo = async (group: string) => {
     const groups = (await admin.xinfo('GROUPS', stream)) as Array<Array<string | number | null>>;

@@ -3,14 +3,14 @@
  * share a hash tag, so publish.lua runs on one slot; a route that would span slots is
  * refused at construction, before anything is sent.
  */
-import { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { createPublisher } from '../../src/publish/publisher';
-import { connectIoredisCluster } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import { createResultConsumer } from '../../src/saga/result-consumer';
 import { fastConfig } from '../support/poller';
 import { uniquePrefix } from '../support/redis';
+import { useClusterPerSuite } from '../support/redis-suite';
 import { result } from './saga-fixtures';
 
 const auth = { mode: 'hmac', keyId: 'inv', key: 'cluster-publisher-key-000000001' } as const;
@@ -18,14 +18,7 @@ const auth = { mode: 'hmac', keyId: 'inv', key: 'cluster-publisher-key-000000001
 describe('publisher on redis cluster (ioredis)', () => {
   let admin: Cluster;
   let port: RedisPort;
-  beforeAll(() => {
-    admin = new Cluster(inject('clusterNodes'));
-    port = connectIoredisCluster(inject('clusterNodes'));
-  });
-  afterAll(async () => {
-    await port.close();
-    admin.disconnect();
-  });
+  useClusterPerSuite((h) => ({ admin, port } = h));
 
   it('publishes with dedupe on one slot, and the consumer verifies what it wrote', async () => {
     const tag = uniquePrefix();

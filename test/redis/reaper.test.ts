@@ -4,12 +4,13 @@
  * runs. Checked by reading XINFO CONSUMERS and XPENDING directly.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisPort } from '../../src/redis/port';
 import { reapConsumers } from '../../src/retention/reaper';
 import { clientKinds } from '../support/clients';
+import { useRedisPerTest } from '../support/redis-suite';
 import { sleepMs } from '../support/poller';
-import { adminClient, pendingRows, uniquePrefix } from '../support/redis';
+import { pendingRows } from '../support/redis';
 
 /** Short enough to wait out, long enough that a consumer just used is below it. */
 const IDLE_MS = 40;
@@ -20,19 +21,9 @@ describe.each(clientKinds)('consumer reaper over $name', (kind) => {
   let port: RedisPort;
   let stream: string;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h));
   beforeEach(async () => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:s`;
     await admin.xgroup('CREATE', stream, 'g', '0-0', 'MKSTREAM');
-  });
-  afterEach(async () => {
-    await port.close();
   });
 
   const consumers = async (group = 'g') => {

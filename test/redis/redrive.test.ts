@@ -9,7 +9,7 @@
  * read, which the REST client does byte-exactly.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createSignedProcessor } from '../../src/auth/signed-processor';
 import { createPoller, type Poller } from '../../src/poller';
 import { createPublisher } from '../../src/publish/publisher';
@@ -18,6 +18,7 @@ import type { RedisPort } from '../../src/redis/port';
 import { createRedriver, type Redriver } from '../../src/redrive/redrive';
 import { Rejection, type HandlerOutcome } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
+import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';
 import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
 
@@ -38,15 +39,8 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
   let behaviour: Behaviour;
   let seen: Array<{ eventId: string; deliveries: number }>;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h), 'orders');
   beforeEach(async () => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:orders`;
     seen = [];
     behaviour = reject;
     poller = createPoller({
@@ -59,9 +53,6 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     });
     redriver = createRedriver({ port, config: poller.config });
     await poller.ensureGroup();
-  });
-  afterEach(async () => {
-    await port.close();
   });
 
   const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });

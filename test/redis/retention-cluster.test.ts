@@ -3,12 +3,11 @@
  * hash-tagged stream. A script touching a key it did not declare, or keys on two slots,
  * fails here (CROSSSLOT), so this checks every KEYS list. Cluster is a TCP-only setup.
  */
-import { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { parseConsumerConfig } from '../../src/config';
 import { createPoller } from '../../src/poller';
 import { probeBacklog } from '../../src/probes/backlog';
-import { connectIoredisCluster } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import { createRedriver } from '../../src/redrive/redrive';
 import { parseRetentionConfig } from '../../src/retention/config';
@@ -16,18 +15,12 @@ import { runRetention } from '../../src/retention/run';
 import { Rejection } from '../../src/verdict';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { uniquePrefix } from '../support/redis';
+import { useClusterPerSuite } from '../support/redis-suite';
 
 describe('retention and redrive on redis cluster (ioredis)', () => {
   let admin: Cluster;
   let port: RedisPort;
-  beforeAll(() => {
-    admin = new Cluster(inject('clusterNodes'));
-    port = connectIoredisCluster(inject('clusterNodes'));
-  });
-  afterAll(async () => {
-    await port.close();
-    admin.disconnect();
-  });
+  useClusterPerSuite((h) => ({ admin, port } = h));
 
   it('dead-letters, redrives, probes and trims a hash-tagged stream', async () => {
     const tag = uniquePrefix();

@@ -4,7 +4,7 @@
  * authenticated producer and can restrict producers per step.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { StreamAuthInput } from '../../src/auth/modes';
 import type { Poller } from '../../src/poller';
 import { createPublisher, type Publisher } from '../../src/publish/publisher';
@@ -15,8 +15,9 @@ import type { CommandEnvelope, ResultEnvelope } from '../../src/saga/envelopes';
 import { createResultConsumer } from '../../src/saga/result-consumer';
 import { Deferral, Rejection, type HandlerOutcome } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
+import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';
-import { adminClient, dltRecords, pendingIds, uniquePrefix } from '../support/redis';
+import { dltRecords, pendingIds } from '../support/redis';
 import { command, DIGEST, OTHER_DIGEST, result, ROUTE, TRACEPARENT } from './saga-fixtures';
 
 const ORCHESTRATOR_KEY = 'orchestrator-key-for-commands-01';
@@ -35,20 +36,10 @@ describe.each(clientKinds)('saga consumers over $name', (kind) => {
   let seen: Array<SagaDelivery<CommandEnvelope | ResultEnvelope>>;
   let outcome: () => Promise<HandlerOutcome> | HandlerOutcome;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h), 'saga');
   beforeEach(() => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:saga`;
     seen = [];
     outcome = () => 'committed';
-  });
-  afterEach(async () => {
-    await port.close();
   });
 
   const handler = (delivery: SagaDelivery<CommandEnvelope | ResultEnvelope>) => {

@@ -3,7 +3,7 @@
  * overlapping runs, round-trip cost and group creation — on every Redis client.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { errorCode } from '../../src/errors';
 import { ensureGroup } from '../../src/groups';
 import { createPoller } from '../../src/poller';
@@ -11,27 +11,18 @@ import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { Rejection } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
+import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';
-import { adminClient, append, dltRecords, pendingIds, pendingRows, uniquePrefix } from '../support/redis';
+import { append, dltRecords, pendingIds, pendingRows, uniquePrefix } from '../support/redis';
 
 describe.each(clientKinds)('settlement over $name', (kind) => {
   let admin: Redis;
   let port: RedisPort;
   let stream: string;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h));
   beforeEach(async () => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:s`;
     await ensureGroup(port, stream, 'g', '0-0');
-  });
-  afterEach(async () => {
-    await port.close();
   });
 
   const appendPayloads = async (count: number, prefix = 'e') => {

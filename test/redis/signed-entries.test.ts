@@ -4,7 +4,7 @@
  * marker — with auth rejections counted in the run report. Includes key rotation.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { StreamAuthInput } from '../../src/auth/modes';
 import type { Poller } from '../../src/poller';
 import { createPublisher } from '../../src/publish/publisher';
@@ -13,8 +13,9 @@ import { createCommandConsumer } from '../../src/saga/command-consumer';
 import type { SagaDelivery } from '../../src/saga/delivery';
 import type { CommandEnvelope } from '../../src/saga/envelopes';
 import { clientKinds } from '../support/clients';
+import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';
-import { adminClient, dltRecords, pendingIds, uniquePrefix } from '../support/redis';
+import { dltRecords, pendingIds } from '../support/redis';
 import { command, handSigned, OTHER_TRACEPARENT, ROUTE, TRACEPARENT } from './saga-fixtures';
 import { appendFields, entriesOf } from './stream-entries';
 
@@ -28,19 +29,9 @@ describe.each(clientKinds)('signed entries over $name', (kind) => {
   let stream: string;
   let seen: Array<SagaDelivery<CommandEnvelope>>;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h), 'commands');
   beforeEach(() => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:commands`;
     seen = [];
-  });
-  afterEach(async () => {
-    await port.close();
   });
 
   async function consumerOn(name: string, auth: StreamAuthInput = HMAC): Promise<Poller> {

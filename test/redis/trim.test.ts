@@ -3,30 +3,18 @@
  * be deleted. The random-history property lives in trim-property.test.ts.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RedisPort } from '../../src/redis/port';
 import { safeTrim } from '../../src/retention/trim';
 import { clientKinds } from '../support/clients';
-import { adminClient, uniquePrefix } from '../support/redis';
+import { useRedisPerTest } from '../support/redis-suite';
 
 describe.each(clientKinds)('safe trim over $name', (kind) => {
   let admin: Redis;
   let port: RedisPort;
   let stream: string;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
-  beforeEach(() => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:s`;
-  });
-  afterEach(async () => {
-    await port.close();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h));
 
   const addAll = async (n: number) => {
     const ids: string[] = [];

@@ -3,14 +3,15 @@
  * marker) rather than trusting the report.
  */
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPoller, type Poller } from '../../src/poller';
 import { createProcessor, jsonPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
 import { Deferral, Rejection, type HandlerOutcome } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
-import { adminClient, append, dltRecords, pendingIds, pendingRows, uniquePrefix } from '../support/redis';
+import { useRedisPerTest } from '../support/redis-suite';
+import { append, dltRecords, pendingIds, pendingRows } from '../support/redis';
 
 const orderSchema = z.object({ order: z.string() });
 type Behaviour = (payload: { order: string }) => Promise<HandlerOutcome> | HandlerOutcome;
@@ -22,15 +23,8 @@ describe.each(clientKinds)('verdicts over $name', (kind) => {
   let behaviour: Behaviour;
   let poller: Poller;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(async () => {
-    admin.disconnect();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h), 'orders');
   beforeEach(async () => {
-    port = kind.connect();
-    stream = `${uniquePrefix()}:orders`;
     behaviour = () => 'committed';
     poller = createPoller({
       port,
@@ -38,9 +32,6 @@ describe.each(clientKinds)('verdicts over $name', (kind) => {
       process: createProcessor(jsonPayload(orderSchema), ({ payload }) => behaviour(payload)),
     });
     await poller.ensureGroup();
-  });
-  afterEach(async () => {
-    await port.close();
   });
 
   const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });
