@@ -10,8 +10,10 @@ import { deriveStreamKeys, hashTagOf, isValidKeyName, type StreamKeys } from './
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
 
-const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
-const memberName = z
+/** A Redis key name (SPEC §3.4); shared by every config that names keys. */
+export const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
+/** A group or consumer name. */
+export const memberName = z
   .string()
   .refine((s) => s.length > 0 && new TextEncoder().encode(s).length <= 128, 'must be 1..=128 bytes');
 const positiveInt = z.int().positive();

@@ -5,13 +5,11 @@
  * the NAMES of environment variables; their values are read at run time (secrets.ts).
  */
 import { z } from 'zod';
-import { consumerConfigSchema } from '../config';
-import { isValidKeyName } from '../keys';
+import { consumerConfigSchema, keyName } from '../config';
 import type { ConsumerFactory } from './consumers';
 import { isCronExpression } from './cron';
 
 const envName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)');
-const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
 const identity = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -');
 const keyId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces');
 const eventType = z.string().regex(/^[A-Za-z0-9._:-]{1,256}$/, 'must be 1..=256 of A-Z a-z 0-9 . _ : -');

@@ -5,9 +5,9 @@
  */
 import { z } from 'zod';
 import { checkStreamAuth, type StreamAuth } from '../auth/modes';
-import { problemsOf } from '../config';
+import { problemsOf, keyName } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';
-import { deriveStreamKeys, hashTagOf, isValidKeyName } from '../keys';
+import { deriveStreamKeys, hashTagOf } from '../keys';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -17,7 +17,6 @@ export const DEFAULT_PUBLISH_TIMEOUT_MS = 5_000;
 /** Largest batch sent in one round trip; bounds the memory of one request. */
 export const MAX_PUBLISH_BATCH = 10_000;
 
-const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
 
 const routeSchema = z.union([
   keyName,

@@ -4,16 +4,12 @@
  * by field path, never echoing values; the result is frozen.
  */
 import { z } from 'zod';
-import { problemsOf } from '../config';
+import { problemsOf, keyName, memberName } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';
-import { deriveStreamKeys, hashTagOf, isValidKeyName } from '../keys';
+import { deriveStreamKeys, hashTagOf } from '../keys';
 
 const DAY_SECONDS = 24 * 3600;
 
-const keyName = z.string().refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes');
-const memberName = z
-  .string()
-  .refine((s) => s.length > 0 && new TextEncoder().encode(s).length <= 128, 'must be 1..=128 bytes');
 
 export const retentionConfigSchema = z.strictObject({
   stream: keyName,
