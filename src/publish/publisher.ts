@@ -14,6 +14,7 @@ import { MAX_PUBLISH_BATCH, parsePublisherConfig, type PublisherConfig, type Pub
 import { checkEvent, prepareEntry, routeOf, type PreparedEntry, type PublishEvent } from './entry-fields';
 import { PublishError } from './errors';
 import { addProcessDuplicateHints } from './hints';
+import { withTimeLimit } from '../time-limit';
 
 export interface PublishResult {
   readonly eventId: string;
@@ -55,15 +56,6 @@ function resultOf(entry: PreparedEntry, reply: RedisReply, deduped: boolean): Pu
   return { ...base, entryId: asText(entryId, 'publish entry id'), duplicate: asInteger(duplicate, 'publish duplicate flag') === 1 };
 }
 
-/** Rejects after `ms`, so a publish never waits longer than its budget for a reply. */
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no reply from Redis within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-}
-
 export function createPublisher(options: PublisherOptions): Publisher {
   const { port, ...input } = options;
   const config = parsePublisherConfig(input, { cluster: port.cluster });
@@ -72,7 +64,8 @@ export function createPublisher(options: PublisherOptions): Publisher {
   const appendAll = async (entries: PreparedEntry[]): Promise<RedisReply[]> => {
     const sent = runOperations(port, entries.map((entry) => operationOf(config, entry)));
     try {
-      return await withTimeout(sent, config.timeoutMs);
+      // A publish never waits longer than its budget for a reply.
+      return await withTimeLimit(sent, config.timeoutMs);
     } catch (error) {
       sent.catch(() => {}); // a late rejection after the timeout is already accounted for
       hints += entries.length;

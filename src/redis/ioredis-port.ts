@@ -4,6 +4,7 @@
  */
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RedisCommandError, RedisUnavailableError } from '../errors';
+import { withTimeLimit } from '../time-limit';
 import { EXCHANGE_TIMEOUT_MS, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
 
 /**
@@ -44,14 +45,6 @@ function blockingMs(commands: readonly RedisCommand[]): number {
     if (at >= 0) longest = Math.max(longest, Number(cmd.args[at + 1]) || 0);
   }
   return longest;
-}
-
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no reply within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 class IoredisPort implements RedisPort {
@@ -99,7 +92,7 @@ class IoredisPort implements RedisPort {
   /** The reply, or RedisUnavailableError once the exchange's time is up or the connection failed. */
   async #bounded<T>(sent: Promise<T>, commands: readonly RedisCommand[]): Promise<T> {
     try {
-      return await withDeadline(sent, this.#timeoutMs + blockingMs(commands));
+      return await withTimeLimit(sent, this.#timeoutMs + blockingMs(commands));
     } catch (error) {
       sent.catch(() => {}); // a late failure after the timeout is already reported
       if (isReplyError(error)) throw error;
@@ -110,7 +103,7 @@ class IoredisPort implements RedisPort {
   async close(): Promise<void> {
     if (!this.#owned) return;
     try {
-      await withDeadline(this.#client.quit(), this.#timeoutMs);
+      await withTimeLimit(this.#client.quit(), this.#timeoutMs);
     } catch {
       this.#client.disconnect();
     }
