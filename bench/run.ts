@@ -81,68 +81,73 @@ async function main(): Promise<void> {
   const bundle = await bundleChild();
   childFile = bundle.file;
   const server = await startRedisServer();
-  const admin = new Redis(server.url);
+  // Whatever happens, the private server and the bundle go away with the run.
+  let latency: ScenarioResult | undefined;
   const figures = new Map<string, ScenarioResult[]>();
-  const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
+  try {
+    const admin = new Redis(server.url);
+    const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
 
-  const streamCase = async (name: string, scenario: string, size: Size, count: number, batch: number) => {
-    const stream = `bench:${name}`;
-    await prefillStream(admin, stream, count, SIZES[size]);
-    const result = await runChild({ scenario, params: { redisUrl: server.url, stream, group: 'bench', count, batch } });
-    await admin.del(stream);
-    record(name, result);
-    progress(`${name}: ${Math.round(eps(result))} entries/s`);
-  };
+    const streamCase = async (name: string, scenario: string, size: Size, count: number, batch: number) => {
+      const stream = `bench:${name}`;
+      await prefillStream(admin, stream, count, SIZES[size]);
+      const result = await runChild({ scenario, params: { redisUrl: server.url, stream, group: 'bench', count, batch } });
+      await admin.del(stream);
+      record(name, result);
+      progress(`${name}: ${Math.round(eps(result))} entries/s`);
+    };
 
-  const bullCase = async (concurrency: number, size: Size, count: number) => {
-    const name = `bullmq_c${concurrency}_${size}`;
-    const queueName = `bench-${concurrency}-${size}`;
-    const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: server.port } });
-    const data = { payload: jsonPayload(SIZES[size]) };
-    for (let start = 0; start < count; start += 500) {
-      const n = Math.min(500, count - start);
-      await queue.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'job', data, opts: { removeOnComplete: true, jobId: `j${start + i}` } })));
+    const bullCase = async (concurrency: number, size: Size, count: number) => {
+      const name = `bullmq_c${concurrency}_${size}`;
+      const queueName = `bench-${concurrency}-${size}`;
+      const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: server.port } });
+      const data = { payload: jsonPayload(SIZES[size]) };
+      for (let start = 0; start < count; start += 500) {
+        const n = Math.min(500, count - start);
+        await queue.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'job', data, opts: { removeOnComplete: true, jobId: `j${start + i}` } })));
+      }
+      const result = await runChild({ scenario: 'bullmq', params: { redisUrl: server.url, queue: queueName, count, concurrency } });
+      await queue.obliterate({ force: true });
+      await queue.close();
+      record(name, result);
+      progress(`${name}: ${Math.round(eps(result))} jobs/s`);
+    };
+
+    const httpCase = async (name: string, requests: number, perRequest: number) => {
+      const stream = `bench:${name}`;
+      await admin.del(stream);
+      const result = await runChild({ scenario: 'http', params: { redisUrl: server.url, stream, requests, perRequest, inFlight: 16 } });
+      await admin.del(stream);
+      record(name, result);
+      progress(`${name}: ${Math.round(eps(result))} events/s (${Math.round(result.extra!.requestsPerSec!)} requests/s)`);
+    };
+
+    for (let rep = 0; rep < plan.reps; rep += 1) {
+      progress(`repetition ${rep + 1}/${plan.reps}`);
+      for (const batch of [10, 100, 500]) await streamCase(`product_b${batch}_300B`, 'product', '300B', plan.small, batch);
+      await streamCase('raw_b500_300B', 'raw', '300B', plan.small, 500);
+      await streamCase('per_message_b100_300B', 'per-message', '300B', plan.perMessage, 100);
+      for (const c of [1, 10, 50]) await bullCase(c, '300B', plan.bull);
+      await streamCase('product_b500_64KiB', 'product', '64KiB', plan.large, 500);
+      await streamCase('raw_b500_64KiB', 'raw', '64KiB', plan.large, 500);
+      await bullCase(50, '64KiB', plan.large);
+      await streamCase('product_rest_b100_300B', 'rest', '300B', plan.rest, 100);
+      await httpCase('http_publish_single', plan.httpSingle, 1);
+      await httpCase('http_publish_batch100', plan.httpBatches, 100);
     }
-    const result = await runChild({ scenario: 'bullmq', params: { redisUrl: server.url, queue: queueName, count, concurrency } });
-    await queue.obliterate({ force: true });
-    await queue.close();
-    record(name, result);
-    progress(`${name}: ${Math.round(eps(result))} jobs/s`);
-  };
+    progress('latency: continuous mode at 40 msg/s');
+    latency = await runChild({
+      scenario: 'latency',
+      params: { redisUrl: server.url, stream: 'bench:latency', ratePerSecond: 40, messages: plan.latencyMessages },
+    });
+    record('latency_continuous_40mps', latency);
 
-  const httpCase = async (name: string, requests: number, perRequest: number) => {
-    const stream = `bench:${name}`;
-    await admin.del(stream);
-    const result = await runChild({ scenario: 'http', params: { redisUrl: server.url, stream, requests, perRequest, inFlight: 16 } });
-    await admin.del(stream);
-    record(name, result);
-    progress(`${name}: ${Math.round(eps(result))} events/s (${Math.round(result.extra!.requestsPerSec!)} requests/s)`);
-  };
-
-  for (let rep = 0; rep < plan.reps; rep += 1) {
-    progress(`repetition ${rep + 1}/${plan.reps}`);
-    for (const batch of [10, 100, 500]) await streamCase(`product_b${batch}_300B`, 'product', '300B', plan.small, batch);
-    await streamCase('raw_b500_300B', 'raw', '300B', plan.small, 500);
-    await streamCase('per_message_b100_300B', 'per-message', '300B', plan.perMessage, 100);
-    for (const c of [1, 10, 50]) await bullCase(c, '300B', plan.bull);
-    await streamCase('product_b500_64KiB', 'product', '64KiB', plan.large, 500);
-    await streamCase('raw_b500_64KiB', 'raw', '64KiB', plan.large, 500);
-    await bullCase(50, '64KiB', plan.large);
-    await streamCase('product_rest_b100_300B', 'rest', '300B', plan.rest, 100);
-    await httpCase('http_publish_single', plan.httpSingle, 1);
-    await httpCase('http_publish_batch100', plan.httpBatches, 100);
+    admin.disconnect();
+  } finally {
+    await server.stop();
+    bundle.cleanup();
   }
-  progress('latency: continuous mode at 40 msg/s');
-  const latency = await runChild({
-    scenario: 'latency',
-    params: { redisUrl: server.url, stream: 'bench:latency', ratePerSecond: 40, messages: plan.latencyMessages },
-  });
-  record('latency_continuous_40mps', latency);
-
-  admin.disconnect();
-  await server.stop();
-  bundle.cleanup();
-  report(figures, latency);
+  report(figures, latency!);
 }
 
 /** HTTP requests counted at the REST server per round that handled entries (the final, empty claim costs one). */
