@@ -9,11 +9,12 @@
  */
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RedisPort } from '../../src/redis/port';
 import { safeTrim } from '../../src/retention/trim';
 import { clientKinds } from '../support/clients';
-import { adminClient, uniquePrefix } from '../support/redis';
+import { useRedisPerTest } from '../support/redis-suite';
+import { uniquePrefix } from '../support/redis';
 
 type Op =
   | { kind: 'add'; n: number }
@@ -98,18 +99,7 @@ describe.each(clientKinds)('safe trim property over $name', (kind) => {
   let admin: Redis;
   let port: RedisPort;
 
-  beforeAll(() => {
-    admin = adminClient();
-  });
-  afterAll(() => {
-    admin.disconnect();
-  });
-  beforeEach(() => {
-    port = kind.connect();
-  });
-  afterEach(async () => {
-    await port.close();
-  });
+  useRedisPerTest(kind, (h) => ({ admin, port } = h));
 
   async function apply(stream: string, model: StreamModel, op: Op): Promise<void> {
     switch (op.kind) {
