@@ -6,7 +6,7 @@
  */
 import type { StreamEntry } from './entry';
 import type { Decision } from './settle';
-import { RoundTimeouts } from './timeouts';
+import { RoundTimeouts, type Expiring } from './timeouts';
 import { Verdicts, verdictOfThrown, type RetainCause, type Verdict } from './verdict';
 
 export interface DeliveryContext {
@@ -37,17 +37,12 @@ export interface DecideResult {
   readonly stoppedForDeadline: boolean;
 }
 
-interface Slot {
-  verdict: Verdict;
-  started: boolean;
-}
-
 export async function decideAll(
   entries: readonly StreamEntry[],
   process: EntryProcessor,
   options: DecideOptions,
 ): Promise<DecideResult> {
-  const slots: Slot[] = entries.map(() => ({ verdict: Verdicts.retain('deadline'), started: false }));
+  const verdicts = new Array<Verdict | undefined>(entries.length).fill(undefined);
   const settleBy = options.deadline - options.settleReserveMs;
   let handled = 0;
   let micros = 0;
@@ -63,75 +58,91 @@ export async function decideAll(
     const entry = entries[index]!;
     const key = keyOf?.(entry);
     if (key !== undefined && heldKeys.has(key)) {
-      slots[index]!.verdict = Verdicts.retain('ordering');
+      verdicts[index] = Verdicts.retain('ordering');
       return;
     }
     const now = options.now();
-    const limitedByDeadline = settleBy - now < options.handlerTimeoutMs;
-    const expiresAt = Math.min(now + options.handlerTimeoutMs, settleBy);
+    const cause: RetainCause = settleBy - now < options.handlerTimeoutMs ? 'deadline' : 'handler_timeout';
+    const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, cause);
     const started = performance.now();
-    const verdict = await handleWithTimeout(entry, process, timeouts, expiresAt, settleBy, limitedByDeadline ? 'deadline' : 'handler_timeout');
+    timeouts.watch(attempt);
+    attempt.run(process, entry);
+    const verdict = await attempt.outcome;
     micros += Math.round((performance.now() - started) * 1000);
     handled += 1;
     if (verdict.kind === 'retain' && verdict.cause === 'deadline') cutByDeadline = true;
     if (verdict.kind === 'retain' && key !== undefined) heldKeys.add(key);
-    slots[index]!.verdict = verdict;
+    verdicts[index] = verdict;
   };
 
+  let unstarted = 0;
   try {
-    await runOrdered(entries, options.concurrency, options.orderingKey, () => settleBy - options.now() > 0, (index) => {
-      slots[index]!.started = true;
-      return handleOne(index);
-    });
+    await runOrdered(entries, options.concurrency, options.orderingKey, () => settleBy - options.now() > 0, handleOne);
   } finally {
     timeouts.dispose();
   }
 
-  const unstarted = slots.some((s) => !s.started);
-  return {
-    decisions: slots.map((slot, i) => ({ entry: entries[i]!, verdict: slot.verdict })),
-    handled,
-    handlerMicrosSum: micros,
-    stoppedForDeadline: unstarted || cutByDeadline,
-  };
+  const decisions = entries.map((entry, i): Decision => {
+    const verdict = verdicts[i];
+    if (verdict !== undefined) return { entry, verdict };
+    unstarted += 1;
+    return { entry, verdict: Verdicts.retain('deadline') };
+  });
+  return { decisions, handled, handlerMicrosSum: micros, stoppedForDeadline: unstarted > 0 || cutByDeadline };
 }
 
 /**
- * Runs the processor and settles on whichever comes first: its verdict, or `retain` at
- * `expiresAt`. The AbortSignal is created only if the handler asks for it (most never do,
- * and an AbortController per entry is measurable at large batches).
+ * One handler call, which is also the handler's DeliveryContext and its entry in the
+ * round's timeouts: one object per entry instead of a context, a watch and their closures.
+ * It settles on whichever comes first, the processor's verdict or `retain` at `at`.
+ * The AbortSignal is created only if the handler asks for it (most never do, and an
+ * AbortController per entry is measurable at large batches).
  */
-function handleWithTimeout(
-  entry: StreamEntry,
-  process: EntryProcessor,
-  timeouts: RoundTimeouts,
-  expiresAt: number,
-  deadline: number,
-  cause: RetainCause,
-): Promise<Verdict> {
-  let controller: AbortController | undefined;
-  const context: DeliveryContext = {
-    deadline,
-    get signal() {
-      controller ??= new AbortController();
-      return controller.signal;
-    },
-  };
-  return new Promise<Verdict>((resolve) => {
-    const cancel = timeouts.watch(expiresAt, () => {
-      controller?.abort(new Error(cause));
-      resolve(Verdicts.retain(cause));
+class Attempt implements DeliveryContext, Expiring {
+  live = true;
+  readonly outcome: Promise<Verdict>;
+  #resolve!: (verdict: Verdict) => void;
+  #controller: AbortController | undefined;
+
+  constructor(
+    /** When the handler's own time is up (epoch ms). */
+    readonly at: number,
+    /** DeliveryContext.deadline: when the round must settle. */
+    readonly deadline: number,
+    private readonly cause: RetainCause,
+  ) {
+    this.outcome = new Promise<Verdict>((resolve) => {
+      this.#resolve = resolve;
     });
-    const done = (verdict: Verdict) => {
-      cancel();
-      resolve(verdict);
-    };
+  }
+
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  run(process: EntryProcessor, entry: StreamEntry): void {
     try {
-      process(entry, context).then(done, (error: unknown) => done(verdictOfThrown(error)));
+      process(entry, this).then(
+        (verdict) => this.#settle(verdict),
+        (error: unknown) => this.#settle(verdictOfThrown(error)),
+      );
     } catch (error) {
-      done(verdictOfThrown(error));
+      this.#settle(verdictOfThrown(error));
     }
-  });
+  }
+
+  expire(): void {
+    if (!this.live) return;
+    this.#controller?.abort(new Error(this.cause));
+    this.#settle(Verdicts.retain(this.cause));
+  }
+
+  #settle(verdict: Verdict): void {
+    if (!this.live) return;
+    this.live = false;
+    this.#resolve(verdict);
+  }
 }
 
 /** limit 1: strictly in order, with no scheduling bookkeeping per entry. */

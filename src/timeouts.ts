@@ -6,34 +6,29 @@
  * cost of fast handlers at large batches.
  */
 
-interface Watch {
+/** Something with a deadline: expired at `at` unless it stopped being `live` before. */
+export interface Expiring {
   readonly at: number;
-  readonly onExpire: () => void;
-  live: boolean;
+  readonly live: boolean;
+  expire(): void;
 }
 
 export class RoundTimeouts {
-  readonly #queue: Watch[] = [];
+  // The watched objects themselves are queued: no wrapper or closure per entry, which at
+  // 500 entries a round was a measurable share of the garbage a round leaves behind.
+  readonly #queue: Expiring[] = [];
   #head = 0;
-  #live = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly now: () => number) {}
 
-  /** Calls onExpire at `at` (epoch ms) unless the returned cancel runs first. */
-  watch(at: number, onExpire: () => void): () => void {
-    const watch: Watch = { at, onExpire, live: true };
-    this.#queue.push(watch);
-    this.#live += 1;
-    if (this.#timer === undefined) this.#arm(this.#queue[this.#head]!.at);
-    // Cancelling leaves the timer armed: with sequential handlers the next watch would
+  /** Calls `watched.expire()` at `watched.at` (epoch ms) if it is still live then. */
+  watch(watched: Expiring): void {
+    this.#queue.push(watched);
+    // A settled entry leaves the timer armed: with sequential handlers the next watch would
     // only arm it again. A timer that fires with nothing live simply stops; the round
     // disposes of it when it ends.
-    return () => {
-      if (!watch.live) return;
-      watch.live = false;
-      this.#live -= 1;
-    };
+    if (this.#timer === undefined) this.#arm(this.#queue[this.#head]!.at);
   }
 
   /** Stops the timer; nothing registered afterwards is affected by what came before. */
@@ -50,15 +45,12 @@ export class RoundTimeouts {
     this.#timer = undefined;
     const now = this.now();
     while (this.#head < this.#queue.length) {
-      const watch = this.#queue[this.#head]!;
-      if (watch.live && watch.at > now) break;
+      const watched = this.#queue[this.#head]!;
+      if (watched.live && watched.at > now) break;
       this.#head += 1;
-      if (!watch.live) continue;
-      watch.live = false;
-      this.#live -= 1;
-      watch.onExpire();
+      if (watched.live) watched.expire();
     }
     const next = this.#queue[this.#head];
-    if (next !== undefined && this.#live > 0) this.#arm(next.at);
+    if (next !== undefined) this.#arm(next.at);
   }
 }
