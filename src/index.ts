@@ -50,7 +50,7 @@ export { SecretKey, REDACTED } from './auth/secret';
 export type { KeyInput } from './auth/secret';
 export { parseStreamAuth, checkStreamAuth, describeAuth, streamAuthSchema, MIN_KEY_BYTES } from './auth/modes';
 export type { StreamAuth, StreamAuthInput, HmacAuth, KeyringAuth, ExclusiveStreamAuth, VerificationKey } from './auth/modes';
-export { canonicalMessage, canonicalParts } from './auth/canonical';
+export { canonicalMessage } from './auth/canonical';
 export { webCryptoHmac, setHmacEngine, hmacEngine } from './auth/hmac';
 export type { HmacEngine } from './auth/hmac';
 export type { SignedFields } from './auth/canonical';

@@ -21,18 +21,16 @@ const utf8 = new TextEncoder();
 const PRESENT = utf8.encode('1');
 const ABSENT = utf8.encode('0');
 const NOTHING = new Uint8Array(0);
+const FIELD_COUNT = 6;
+const PREFIX_BYTES = 4;
 
 export function bytesOf(source: ByteSource): Uint8Array {
   return typeof source === 'string' ? utf8.encode(source) : source;
 }
 
-/**
- * C as a list of byte ranges (length prefix, field, length prefix, field, ...), so an HMAC
- * engine that hashes incrementally never copies a large payload into one buffer.
- */
-export function canonicalParts(fields: SignedFields): Uint8Array[] {
+function valuesOf(fields: SignedFields): Uint8Array[] {
   const traceparent = fields.traceparent === undefined ? undefined : bytesOf(fields.traceparent);
-  const values = [
+  return [
     bytesOf(fields.stream),
     bytesOf(fields.eventId),
     bytesOf(fields.eventType),
@@ -40,28 +38,52 @@ export function canonicalParts(fields: SignedFields): Uint8Array[] {
     traceparent === undefined ? ABSENT : PRESENT,
     traceparent ?? NOTHING,
   ];
-  const prefixes = new Uint8Array(4 * values.length);
-  const view = new DataView(prefixes.buffer);
-  const parts: Uint8Array[] = [];
-  values.forEach((value, i) => {
-    view.setUint32(4 * i, value.length, false);
-    parts.push(prefixes.subarray(4 * i, 4 * i + 4), value);
-  });
-  return parts;
 }
 
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const part of parts) total += part.length;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
+function encodedLength(values: readonly Uint8Array[]): number {
+  let length = FIELD_COUNT * PREFIX_BYTES;
+  for (const value of values) length += value.length;
+  return length;
+}
+
+/** Writes C into `out` from offset 0; `out` must hold encodedLength(values) bytes. */
+function writeCanonical(out: Uint8Array, values: readonly Uint8Array[]): void {
+  let at = 0;
+  for (const value of values) {
+    const n = value.length;
+    out[at] = n >>> 24;
+    out[at + 1] = (n >>> 16) & 0xff;
+    out[at + 2] = (n >>> 8) & 0xff;
+    out[at + 3] = n & 0xff;
+    out.set(value, at + PREFIX_BYTES);
+    at += PREFIX_BYTES + n;
   }
-  return out;
 }
 
 export function canonicalMessage(fields: SignedFields): Uint8Array {
-  return concatBytes(canonicalParts(fields));
+  const values = valuesOf(fields);
+  const out = new Uint8Array(encodedLength(values));
+  writeCanonical(out, values);
+  return out;
+}
+
+/** Messages up to this size reuse the encoder's buffer; a larger one gets its own. */
+const REUSED_BUFFER_LIMIT = 1024 * 1024;
+
+/**
+ * Encodes C into one buffer it keeps and reuses, for a verifier that checks entry after
+ * entry: no allocation per entry, and an HMAC engine hashes one contiguous message. The
+ * returned view is valid only until the next `encode` — engines read it before returning.
+ */
+export class CanonicalEncoder {
+  #buffer = new Uint8Array(1024);
+
+  encode(fields: SignedFields): Uint8Array {
+    const values = valuesOf(fields);
+    const length = encodedLength(values);
+    if (length > REUSED_BUFFER_LIMIT) return canonicalMessage(fields);
+    if (length > this.#buffer.length) this.#buffer = new Uint8Array(Math.max(length, 2 * this.#buffer.length));
+    writeCanonical(this.#buffer, values);
+    return this.#buffer.subarray(0, length);
+  }
 }

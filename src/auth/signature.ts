@@ -2,7 +2,7 @@
  * Signing and verifying entries (SPEC §3.2): `sig = hex(HMAC-SHA256(key, C))`, through the
  * installed HMAC engine (Web Crypto unless a Node entry point installed the native one).
  */
-import { canonicalParts, type SignedFields } from './canonical';
+import { canonicalMessage, type CanonicalEncoder, type SignedFields } from './canonical';
 import { hmacEngine } from './hmac';
 import { fromHex, toHex } from './hex';
 import type { SecretKey } from './secret';
@@ -11,16 +11,24 @@ import type { SecretKey } from './secret';
 export const SIGNATURE_BYTES = 32;
 
 export async function signEntry(key: SecretKey, fields: SignedFields): Promise<string> {
-  return toHex(await hmacEngine().mac(key, canonicalParts(fields)));
+  return toHex(await hmacEngine().mac(key, canonicalMessage(fields)));
 }
 
 /**
  * True when `sigHex` is the lowercase hex HMAC of the fields. The hex is decoded first and
- * the bytes are compared by the engine in constant time — never
- * a short-circuiting string comparison that would leak the length of a matching prefix.
+ * the bytes are compared by the engine in constant time — never a short-circuiting string
+ * comparison that would leak the length of a matching prefix. Synchronous when the engine
+ * is (the native one): a verifier checking 500 entries a round awaits nothing per entry.
+ * A verifier that checks entry after entry passes its own encoder to skip an allocation.
  */
-export async function verifyEntry(key: SecretKey, fields: SignedFields, sigHex: string): Promise<boolean> {
+export function verifyEntry(
+  key: SecretKey,
+  fields: SignedFields,
+  sigHex: string,
+  encoder?: CanonicalEncoder,
+): boolean | Promise<boolean> {
   const presented = fromHex(sigHex);
   if (presented === undefined || presented.length !== SIGNATURE_BYTES) return false;
-  return hmacEngine().verify(key, canonicalParts(fields), presented);
+  const message = encoder === undefined ? canonicalMessage(fields) : encoder.encode(fields);
+  return hmacEngine().verify(key, message, presented);
 }

@@ -8,7 +8,7 @@ import { Fields, type StreamEntry } from '../entry';
 import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
 import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
 import type { StreamAuth, StreamAuthInput } from './modes';
-import { createOriginVerifier } from './verifier';
+import { createOriginVerifier, type OriginCheck } from './verifier';
 
 export interface SignedDelivery<P> extends Delivery<P> {
   readonly producer: string;
@@ -44,21 +44,27 @@ export interface Admitted<P> {
   readonly payload: P;
 }
 
+export type Admission<P> = Admitted<P> | Verdict;
+
 /**
  * The checks every signed consumer runs before its own: origin first (an entry nobody can
  * vouch for is an auth rejection, whatever else is wrong with it — a missing field is
  * covered by the signature as an empty one), then the required fields, then the decoder.
+ * Synchronous when the origin check is (native HMAC): nothing is awaited per entry.
  */
 export function createAdmission<P>(stream: string, auth: StreamAuth | StreamAuthInput, decode: PayloadDecoder<P>) {
   const verify = createOriginVerifier(stream, auth);
-  return async (entry: StreamEntry): Promise<Admitted<P> | Verdict> => {
-    const origin = await verify(entry);
+  const admitAuthentic = (entry: StreamEntry, origin: OriginCheck): Admission<P> => {
     if (origin.kind !== 'authentic') return origin;
     const incomplete = checkRequiredFields(entry);
     if (incomplete) return incomplete;
     const decoded = decodeOrVerdict(decode, entry.fields.get(Fields.payload)!);
     if ('kind' in decoded) return decoded;
     return { producer: origin.producer, payload: decoded.payload };
+  };
+  return (entry: StreamEntry): Admission<P> | Promise<Admission<P>> => {
+    const origin = verify(entry);
+    return origin instanceof Promise ? origin.then((o) => admitAuthentic(entry, o)) : admitAuthentic(entry, origin);
   };
 }
 
@@ -69,7 +75,8 @@ export function isVerdict(value: object): value is Verdict {
 export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
   const admit = createAdmission(options.stream, options.auth, options.decode);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
-    const admitted = await admit(entry);
+    const admission = admit(entry);
+    const admitted = admission instanceof Promise ? await admission : admission;
     if (isVerdict(admitted)) return admitted;
     const delivery = new SignedDeliveryView(entry, admitted.payload, context, admitted.producer);
     return verdictOfOutcome(await options.handler(delivery));

@@ -7,7 +7,7 @@
 import { Fields, type StreamEntry } from '../entry';
 import { decodeText } from '../redis/reply';
 import { Verdicts, type Verdict } from '../verdict';
-import type { SignedFields } from './canonical';
+import { CanonicalEncoder, type SignedFields } from './canonical';
 import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from './modes';
 import { DeadLetterReasons } from './reasons';
 import type { SecretKey } from './secret';
@@ -21,7 +21,8 @@ export interface Authentic {
 
 export type OriginCheck = Authentic | Extract<Verdict, { kind: 'dead-letter' }>;
 
-export type OriginVerifier = (entry: StreamEntry) => Promise<OriginCheck>;
+/** Synchronous when the HMAC engine is (the native one); a promise on Web Crypto. */
+export type OriginVerifier = (entry: StreamEntry) => OriginCheck | Promise<OriginCheck>;
 
 const EMPTY = new Uint8Array(0);
 
@@ -38,6 +39,10 @@ export function signedFieldsOf(stream: string | Uint8Array, entry: StreamEntry):
     payload: entry.fields.get(Fields.payload) ?? EMPTY,
     traceparent: entry.fields.get(Fields.traceparent),
   };
+}
+
+function originOf(valid: boolean, trusted: TrustedKey): OriginCheck {
+  return valid ? { kind: 'authentic', producer: trusted.producer } : reject(DeadLetterReasons.signatureInvalid);
 }
 
 interface TrustedKey {
@@ -61,17 +66,18 @@ export function createOriginVerifier(stream: string, authInput: StreamAuth | Str
   const auth = parseStreamAuth(authInput, 'consumer');
   if (auth.mode === 'exclusive-stream') {
     const authentic: Authentic = { kind: 'authentic', producer: auth.producer! };
-    return async () => authentic;
+    return () => authentic;
   }
   // Encoded once: the stream name is part of every signed message.
   const streamBytes = new TextEncoder().encode(stream);
-  return async (entry) => {
+  const encoder = new CanonicalEncoder();
+  return (entry) => {
     const sig = entry.fields.get(Fields.sig);
     if (sig === undefined) return reject(DeadLetterReasons.signatureMissing);
     const keyIdBytes = entry.fields.get(Fields.keyId);
     const trusted = trustedKeyOf(auth, keyIdBytes === undefined ? undefined : decodeText(keyIdBytes));
     if (trusted === undefined) return reject(DeadLetterReasons.signatureKeyUnknown);
-    const valid = await verifyEntry(trusted.key, signedFieldsOf(streamBytes, entry), decodeText(sig));
-    return valid ? { kind: 'authentic', producer: trusted.producer } : reject(DeadLetterReasons.signatureInvalid);
+    const valid = verifyEntry(trusted.key, signedFieldsOf(streamBytes, entry), decodeText(sig), encoder);
+    return typeof valid === 'boolean' ? originOf(valid, trusted) : valid.then((v) => originOf(v, trusted));
   };
 }

@@ -28,7 +28,8 @@ export interface EnvelopeProcessorSpec<E> {
 export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): EntryProcessor {
   const admit = createAdmission(spec.stream, spec.auth, spec.decode);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
-    const admitted = await admit(entry);
+    const admission = admit(entry);
+    const admitted = admission instanceof Promise ? await admission : admission;
     if (isVerdict(admitted)) return admitted;
     const { payload: envelope, producer } = admitted;
     const eventId = fieldText(entry, Fields.eventId)!;

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setHmacEngine, webCryptoHmac } from '../../src/auth/hmac';
 import { nodeHmac } from '../../src/node/crypto';
-import { canonicalMessage, type SignedFields } from '../../src/auth/canonical';
+import { CanonicalEncoder, canonicalMessage, type SignedFields } from '../../src/auth/canonical';
 import { fromHex, toHex } from '../../src/auth/hex';
 import { SecretKey } from '../../src/auth/secret';
 import { signEntry, verifyEntry } from '../../src/auth/signature';
@@ -60,6 +60,17 @@ describe('signature vectors', () => {
     if (c.canonical_hex !== undefined) expect(toHex(message)).toBe(c.canonical_hex);
   });
 
+  it('encodes every case to the same bytes through one reused encoder, in any order', () => {
+    const encoder = new CanonicalEncoder();
+    // Largest first and then small ones: a reused buffer must never leak a previous tail.
+    const ordered = [...vectors.cases].sort((a, b) => b.canonical_length - a.canonical_length);
+    for (const c of [...ordered, ...ordered.reverse()]) {
+      const encoded = encoder.encode(fieldsOf(c));
+      expect(encoded.length).toBe(c.canonical_length);
+      expect(createHash('sha256').update(encoded).digest('hex')).toBe(c.canonical_sha256);
+    }
+  });
+
 });
 
 // Every engine must produce the contract's bytes: Web Crypto (portable default) and Node's
@@ -83,6 +94,17 @@ describe.each([webCryptoHmac, nodeHmac])('signature vectors on the $name engine'
     expect(await verifyEntry(key, { ...fields, traceparent: fields.traceparent === undefined ? '' : undefined }, c.sig)).toBe(false);
     const other = Uint8Array.from(bytesOf(c.key), (b, i) => (i === 0 ? b ^ 1 : b));
     expect(await verifyEntry(new SecretKey(other), fields, c.sig)).toBe(false);
+  });
+
+  it('verifies through a reused encoder even when the buffer is overwritten before the engine finishes', async () => {
+    const encoder = new CanonicalEncoder();
+    const cases = vectors.cases.map((c) => ({ key: new SecretKey(bytesOf(c.key)), fields: fieldsOf(c), sig: c.sig }));
+    // All started before any is awaited: each call reuses the encoder's buffer, so an
+    // engine that read the message after an await would verify someone else's bytes.
+    const pending = cases.map((c) => verifyEntry(c.key, c.fields, c.sig, encoder));
+    const tampered = cases.map((c) => verifyEntry(c.key, c.fields, flipLastBit(c.sig), encoder));
+    expect(await Promise.all(pending)).toEqual(cases.map(() => true));
+    expect(await Promise.all(tampered)).toEqual(cases.map(() => false));
   });
 
 });
