@@ -28,12 +28,15 @@ export function fieldText(entry: StreamEntry, name: string): string | undefined 
 }
 
 function parseFields(reply: RedisReply | undefined, id: string): Map<string, Uint8Array> {
-  const flat = asArray(reply, `fields of ${id}`);
+  // Descriptions are built only when a reply is malformed: this runs for every field of
+  // every entry, and a template string per call showed up as garbage at large batches.
+  if (!Array.isArray(reply)) throw new ReplyShapeError(`fields of ${id}: expected an array`);
   const fields = new Map<string, Uint8Array>();
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const value = flat[i + 1];
-    if (!isBytes(value)) throw new ReplyShapeError(`field value of ${id}`);
-    fields.set(asText(flat[i], `field name of ${id}`), value);
+  for (let i = 0; i + 1 < reply.length; i += 2) {
+    const name = reply[i];
+    const value = reply[i + 1];
+    if (!isBytes(name) || !isBytes(value)) throw new ReplyShapeError(`field ${i / 2} of ${id}: expected strings`);
+    fields.set(decodeText(name), value);
   }
   return fields;
 }
