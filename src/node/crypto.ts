@@ -2,20 +2,71 @@
  * Node's native HMAC-SHA256 as an HmacEngine. Node-only (node:crypto), so it is exported
  * from `saga-streams/node` and installed by Node entry points with `useNodeCrypto()`.
  * Produces exactly the Web Crypto bytes (the signature vectors run on both engines).
+ *
+ * Messages up to ONE_SHOT_LIMIT are MACed from HMAC's definition (RFC 2104) with two
+ * one-shot `crypto.hash` calls over buffers kept per key: `createHmac` builds a stream
+ * object with a native handle per message, and at hundreds of verifications a round that
+ * object measured ~4 % of consumer throughput. Larger messages, and Node releases without
+ * `crypto.hash` (< 20.12), use `createHmac`.
  */
+import * as nodeCrypto from 'node:crypto';
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { setHmacEngine, type HmacEngine } from '../auth/hmac';
 import type { SecretKey } from '../auth/secret';
 
-/** Slot under which each SecretKey caches its KeyObject. */
-const KEY_OBJECT = {};
+const BLOCK_BYTES = 64;
+const DIGEST_BYTES = 32;
+const ONE_SHOT_LIMIT = 256 * 1024;
 
-function keyObjectOf(key: SecretKey): KeyObject {
-  return key.derive(KEY_OBJECT, (bytes) => createSecretKey(bytes));
+type OneShotHash = (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer;
+const oneShotHash = (nodeCrypto as { hash?: OneShotHash }).hash;
+
+/** Per-key state, derived once and kept inside the SecretKey (never printed). */
+interface KeyState {
+  readonly keyObject: KeyObject;
+  /** key ⊕ ipad, then room for the message: the whole inner hash input. */
+  inner: Buffer;
+  /** key ⊕ opad, then the inner digest: the whole outer hash input. */
+  readonly outer: Buffer;
+}
+
+const KEY_STATE = {};
+
+function deriveKeyState(bytes: Uint8Array): KeyState {
+  // A key longer than the block is replaced by its digest (RFC 2104 §3); shorter ones are zero-padded.
+  const block = Buffer.alloc(BLOCK_BYTES);
+  block.set(bytes.length > BLOCK_BYTES ? nodeCrypto.createHash('sha256').update(bytes).digest() : bytes);
+  const inner = Buffer.alloc(BLOCK_BYTES + 1024);
+  const outer = Buffer.alloc(BLOCK_BYTES + DIGEST_BYTES);
+  for (let i = 0; i < BLOCK_BYTES; i += 1) {
+    inner[i] = block[i]! ^ 0x36;
+    outer[i] = block[i]! ^ 0x5c;
+  }
+  block.fill(0);
+  return { keyObject: createSecretKey(bytes), inner, outer };
+}
+
+function stateOf(key: SecretKey): KeyState {
+  return key.derive(KEY_STATE, deriveKeyState);
+}
+
+/** H((K ⊕ opad) ‖ H((K ⊕ ipad) ‖ m)), hashing buffers that are reused from call to call. */
+function oneShotMac(hash: OneShotHash, state: KeyState, message: Uint8Array): Uint8Array {
+  const needed = BLOCK_BYTES + message.length;
+  if (state.inner.length < needed) {
+    const grown = Buffer.alloc(Math.max(needed, 2 * state.inner.length));
+    state.inner.copy(grown, 0, 0, BLOCK_BYTES);
+    state.inner = grown;
+  }
+  state.inner.set(message, BLOCK_BYTES);
+  state.outer.set(hash('sha256', state.inner.subarray(0, needed), 'buffer'), BLOCK_BYTES);
+  return hash('sha256', state.outer, 'buffer');
 }
 
 function mac(key: SecretKey, message: Uint8Array): Uint8Array {
-  return createHmac('sha256', keyObjectOf(key)).update(message).digest();
+  const state = stateOf(key);
+  if (oneShotHash !== undefined && message.length <= ONE_SHOT_LIMIT) return oneShotMac(oneShotHash, state, message);
+  return createHmac('sha256', state.keyObject).update(message).digest();
 }
 
 export const nodeHmac: HmacEngine = {

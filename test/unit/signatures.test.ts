@@ -3,7 +3,7 @@
  * to the expected hex, and verifies the expected hex; any change to a signed field, the
  * stream, or the signature's spelling fails verification.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setHmacEngine, webCryptoHmac } from '../../src/auth/hmac';
@@ -107,6 +107,23 @@ describe.each([webCryptoHmac, nodeHmac])('signature vectors on the $name engine'
     expect(await Promise.all(tampered)).toEqual(cases.map(() => false));
   });
 
+});
+
+describe('native engine construction', () => {
+  it('equals createHmac for every key length class and message size, with its buffers reused', () => {
+    // Sizes around the SHA-256 padding boundaries, a large one that grows the reused buffer,
+    // then small ones again (no stale tail), and one past the one-shot limit.
+    const sizes = [0, 1, 55, 56, 63, 64, 65, 1000, 70_000, 3, 119, 256 * 1024, 256 * 1024 + 1, 10];
+    for (const keyLength of [1, 32, 63, 64, 65, 100, 200]) {
+      const keyBytes = randomBytes(keyLength);
+      const key = new SecretKey(keyBytes);
+      for (const size of sizes) {
+        const message = randomBytes(size);
+        const expected = createHmac('sha256', keyBytes).update(message).digest('hex');
+        expect(toHex(nodeHmac.mac(key, message) as Uint8Array), `key ${keyLength} B, message ${size} B`).toBe(expected);
+      }
+    }
+  });
 });
 
 describe('signature vectors, structure', () => {
