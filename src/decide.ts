@@ -75,13 +75,13 @@ export async function decideAll(
     verdicts[index] = verdict;
   };
 
-  let unstarted = 0;
   try {
     await runOrdered(entries, options.concurrency, options.orderingKey, () => settleBy - options.now() > 0, handleOne);
   } finally {
     timeouts.dispose();
   }
 
+  let unstarted = 0;
   const decisions = entries.map((entry, i): Decision => {
     const verdict = verdicts[i];
     if (verdict !== undefined) return { entry, verdict };
