@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setHmacEngine, webCryptoHmac } from '../../src/auth/hmac';
 import { nodeHmac } from '../../src/node/crypto';
 import { CanonicalEncoder, canonicalMessage, type SignedFields } from '../../src/auth/canonical';
+import { constantTimeEqualHex } from '../../src/auth/constant-time';
 import { fromHex, toHex } from '../../src/auth/hex';
 import { SecretKey } from '../../src/auth/secret';
 import { signEntry, verifyEntry } from '../../src/auth/signature';
@@ -142,5 +143,19 @@ describe('hex', () => {
     expect(fromHex('0001abff')).toEqual(bytes);
     expect(fromHex('')).toEqual(new Uint8Array(0));
     for (const bad of ['0001ABFF', 'abc', 'zz', '0x00', ' 00']) expect(fromHex(bad)).toBeUndefined();
+  });
+
+  it('compares a hex digest with bytes: every byte value matches itself and no other', () => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    expect(constantTimeEqualHex(toHex(all), all)).toBe(true);
+    for (let i = 0; i < all.length; i += 1) {
+      for (let bit = 0; bit < 8; bit += 1) {
+        const altered = Uint8Array.from(all);
+        altered[i] = altered[i]! ^ (1 << bit);
+        expect(constantTimeEqualHex(toHex(all), altered)).toBe(false);
+      }
+    }
+    expect(constantTimeEqualHex(toHex(all), all.subarray(1))).toBe(false);
+    expect(constantTimeEqualHex('', new Uint8Array(0))).toBe(true);
   });
 });
