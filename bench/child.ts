@@ -13,12 +13,22 @@ import { runRaw } from './scenarios/raw';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 
 type Job =
-  | { scenario: 'product' | 'per-message' | 'raw' | 'rest'; params: StreamParams }
-  | { scenario: 'http'; params: HttpParams }
-  | { scenario: 'bullmq'; params: BullParams }
-  | { scenario: 'latency'; params: LatencyParams };
+  | { scenario: 'product' | 'per-message' | 'raw' | 'rest'; params: StreamParams; warmup?: StreamParams }
+  | { scenario: 'http'; params: HttpParams; warmup?: undefined }
+  | { scenario: 'bullmq'; params: BullParams; warmup?: BullParams }
+  | { scenario: 'latency'; params: LatencyParams; warmup?: undefined };
 
+/**
+ * The warm-up pass runs the same scenario on its own prefilled workload first, untimed, so
+ * the timed pass measures the steady state of every contender alike rather than how fast
+ * each one's code gets compiled (a quick run's product pass is only a dozen rounds).
+ */
 async function main(job: Job): Promise<ScenarioResult> {
+  if (job.warmup !== undefined) await run({ ...job, params: job.warmup } as Job);
+  return run(job);
+}
+
+async function run(job: Job): Promise<ScenarioResult> {
   switch (job.scenario) {
     case 'product':
       return runProduct(job.params);

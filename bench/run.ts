@@ -22,6 +22,10 @@ type Size = keyof typeof SIZES;
 const plan = quick
   ? { reps: 3, small: 6_000, large: 1_000, perMessage: 2_000, bull: 3_000, rest: 2_000, httpSingle: 1_000, httpBatches: 30, latencyMessages: 200 }
   : { reps: 5, small: 20_000, large: 3_000, perMessage: 5_000, bull: 10_000, rest: 5_000, httpSingle: 3_000, httpBatches: 100, latencyMessages: 800 };
+/** Untimed warm-up workload per child (see bench/child.ts), the same for every contender. */
+const WARMUP: Record<Size, number> = { '300B': 2_000, '64KiB': 500 };
+/** Latency samples before this are dropped: the first second of a fresh process. */
+const LATENCY_WARMUP_MESSAGES = 40;
 
 interface Figure {
   readonly name: string;
@@ -90,25 +94,36 @@ async function main(): Promise<void> {
 
     const streamCase = async (name: string, scenario: string, size: Size, count: number, batch: number) => {
       const stream = `bench:${name}`;
+      const warmupStream = `${stream}:warmup`;
       await prefillStream(admin, stream, count, SIZES[size]);
-      const result = await runChild({ scenario, params: { redisUrl: server.url, stream, group: 'bench', count, batch } });
-      await admin.del(stream);
+      await prefillStream(admin, warmupStream, WARMUP[size], SIZES[size]);
+      const params = { redisUrl: server.url, stream, group: 'bench', count, batch };
+      const result = await runChild({ scenario, params, warmup: { ...params, stream: warmupStream, count: WARMUP[size] } });
+      await admin.del(stream, warmupStream);
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} entries/s`);
     };
 
-    const bullCase = async (concurrency: number, size: Size, count: number) => {
-      const name = `bullmq_c${concurrency}_${size}`;
-      const queueName = `bench-${concurrency}-${size}`;
+    const fillQueue = async (queueName: string, size: Size, count: number) => {
       const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: server.port } });
       const data = { payload: jsonPayload(SIZES[size]) };
       for (let start = 0; start < count; start += 500) {
         const n = Math.min(500, count - start);
         await queue.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'job', data, opts: { removeOnComplete: true, jobId: `j${start + i}` } })));
       }
-      const result = await runChild({ scenario: 'bullmq', params: { redisUrl: server.url, queue: queueName, count, concurrency } });
-      await queue.obliterate({ force: true });
-      await queue.close();
+      return queue;
+    };
+
+    const bullCase = async (concurrency: number, size: Size, count: number) => {
+      const name = `bullmq_c${concurrency}_${size}`;
+      const queueName = `bench-${concurrency}-${size}`;
+      const queues = [await fillQueue(queueName, size, count), await fillQueue(`${queueName}-warmup`, size, WARMUP[size])];
+      const params = { redisUrl: server.url, queue: queueName, count, concurrency };
+      const result = await runChild({ scenario: 'bullmq', params, warmup: { ...params, queue: `${queueName}-warmup`, count: WARMUP[size] } });
+      for (const queue of queues) {
+        await queue.obliterate({ force: true });
+        await queue.close();
+      }
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} jobs/s`);
     };
@@ -138,7 +153,7 @@ async function main(): Promise<void> {
     progress('latency: continuous mode at 40 msg/s');
     latency = await runChild({
       scenario: 'latency',
-      params: { redisUrl: server.url, stream: 'bench:latency', ratePerSecond: 40, messages: plan.latencyMessages },
+      params: { redisUrl: server.url, stream: 'bench:latency', ratePerSecond: 40, messages: plan.latencyMessages, warmupMessages: LATENCY_WARMUP_MESSAGES },
     });
     record('latency_continuous_40mps', latency);
 

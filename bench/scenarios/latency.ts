@@ -16,6 +16,8 @@ export interface LatencyParams {
   readonly stream: string;
   readonly ratePerSecond: number;
   readonly messages: number;
+  /** Published first at the same rate and not sampled: the process's first second. */
+  readonly warmupMessages: number;
 }
 
 const nowMs = () => performance.timeOrigin + performance.now();
@@ -34,7 +36,8 @@ export async function runLatency(params: LatencyParams): Promise<ScenarioResult>
     process: async (entry, context) => {
       const verdict = await verify(entry, context);
       const sentAt = (JSON.parse(decodeText(entry.fields.get('payload')!)) as { sentAt: number }).sentAt;
-      latencies.push(nowMs() - sentAt);
+      const sequence = Number(decodeText(entry.fields.get('event_id')!).slice('lat-'.length));
+      if (sequence >= params.warmupMessages) latencies.push(nowMs() - sentAt);
       if (latencies.length === params.messages) stop.abort();
       return verdict.kind === 'ack' ? verdict : Verdicts.retain('handler_error');
     },
@@ -42,7 +45,7 @@ export async function runLatency(params: LatencyParams): Promise<ScenarioResult>
   const running = poller.run({ mode: 'continuous', signal: stop.signal });
   const interval = 1_000 / params.ratePerSecond;
   const started = nowMs();
-  for (let i = 0; i < params.messages; i += 1) {
+  for (let i = 0; i < params.warmupMessages + params.messages; i += 1) {
     const due = started + i * interval;
     const wait = due - nowMs();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
