@@ -1,9 +1,12 @@
 /**
  * HTTP publish throughput through the Hono app on a local Node server (@hono/node-server):
  * single raw-body publishes and JSON batches, a fixed number of requests in flight, against
- * the same private Redis. Client and server share the process (2 cores).
+ * the same private Redis. Client and server share the process (2 cores), so the client is
+ * node:http with a keep-alive agent: global fetch (undici) cost more CPU per request than
+ * the whole publish path and would have been most of what this measured.
  */
 import { serve } from '@hono/node-server';
+import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defineConfig } from '../../src/deployment/define-config';
 import { entryConsumer } from '../../src/deployment/consumers';
@@ -49,31 +52,43 @@ export async function runHttp(params: HttpParams): Promise<ScenarioResult> {
   const run = Math.random().toString(36).slice(2, 8);
   const headers = { authorization: `Bearer ${TOKEN}` };
 
+  const agent = new Agent({ keepAlive: true, maxSockets: params.inFlight });
+  const post = (path: string, extraHeaders: Record<string, string>, body: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${base}${path}`, { method: 'POST', agent, headers: { ...headers, ...extraHeaders, 'content-length': Buffer.byteLength(body) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          res.statusCode === 202 ? resolve() : reject(new Error(`publish answered ${res.statusCode}: ${Buffer.concat(chunks).toString()}`)),
+        );
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
   let next = 0;
-  const send = async (i: number): Promise<void> => {
-    const response =
-      params.perRequest === 1
-        ? await fetch(`${base}/v1/events/order.placed`, { method: 'POST', headers: { ...headers, 'idempotency-key': `h-${run}-${i}` }, body: payload })
-        : await fetch(`${base}/v1/events`, {
-            method: 'POST',
-            headers: { ...headers, 'content-type': 'application/json' },
-            body: JSON.stringify({
-              events: Array.from({ length: params.perRequest }, (_, j) => ({
-                event_type: 'order.placed',
-                event_id: `b-${run}-${i}-${j}`,
-                payload: { base64: Buffer.from(payload).toString('base64') },
-              })),
-            }),
-          });
-    if (response.status !== 202) throw new Error(`publish answered ${response.status}: ${await response.text()}`);
-    await response.arrayBuffer();
-  };
+  const send = (i: number): Promise<void> =>
+    params.perRequest === 1
+      ? post('/v1/events/order.placed', { 'idempotency-key': `h-${run}-${i}` }, payload)
+      : post(
+          '/v1/events',
+          { 'content-type': 'application/json' },
+          JSON.stringify({
+            events: Array.from({ length: params.perRequest }, (_, j) => ({
+              event_type: 'order.placed',
+              event_id: `b-${run}-${i}-${j}`,
+              payload: { base64: Buffer.from(payload).toString('base64') },
+            })),
+          }),
+        );
   const worker = async () => {
     for (let i = next++; i < params.requests; i = next++) await send(i);
   };
   const started = performance.now();
   await Promise.all(Array.from({ length: params.inFlight }, worker));
   const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
   await new Promise((resolve) => server.close(resolve));
   await port.close();
   return { entries: params.requests * params.perRequest, seconds, rssPeakMiB: rssPeakMiB(), extra: { requestsPerSec: params.requests / seconds } };
