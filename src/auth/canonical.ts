@@ -73,7 +73,8 @@ const REUSED_BUFFER_LIMIT = 1024 * 1024;
 /**
  * Encodes C into one buffer it keeps and reuses, for a verifier that checks entry after
  * entry: no allocation per entry, and an HMAC engine hashes one contiguous message. The
- * returned view is valid only until the next `encode` — engines read it before returning.
+ * returned view is valid only until the next `encode`, so it goes only to synchronous
+ * HMAC engines (see HmacEngine.synchronous).
  */
 export class CanonicalEncoder {
   #buffer = new Uint8Array(1024);
@@ -82,7 +83,7 @@ export class CanonicalEncoder {
     const values = valuesOf(fields);
     const length = encodedLength(values);
     if (length > REUSED_BUFFER_LIMIT) return canonicalMessage(fields);
-    if (length > this.#buffer.length) this.#buffer = new Uint8Array(Math.max(length, 2 * this.#buffer.length));
+    if (length > this.#buffer.length) this.#buffer = new Uint8Array(Math.min(REUSED_BUFFER_LIMIT, Math.max(length, 2 * this.#buffer.length)));
     writeCanonical(this.#buffer, values);
     return this.#buffer.subarray(0, length);
   }

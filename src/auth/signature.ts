@@ -19,7 +19,8 @@ export async function signEntry(key: SecretKey, fields: SignedFields): Promise<s
  * the bytes are compared by the engine in constant time — never a short-circuiting string
  * comparison that would leak the length of a matching prefix. Synchronous when the engine
  * is (the native one): a verifier checking 500 entries a round awaits nothing per entry.
- * A verifier that checks entry after entry passes its own encoder to skip an allocation.
+ * A verifier that checks entry after entry passes its own encoder, used only when the
+ * engine is synchronous (an async engine could read the reused buffer after it changed).
  */
 export function verifyEntry(
   key: SecretKey,
@@ -29,6 +30,7 @@ export function verifyEntry(
 ): boolean | Promise<boolean> {
   const presented = fromHex(sigHex);
   if (presented === undefined || presented.length !== SIGNATURE_BYTES) return false;
-  const message = encoder === undefined ? canonicalMessage(fields) : encoder.encode(fields);
-  return hmacEngine().verify(key, message, presented);
+  const engine = hmacEngine();
+  const message = encoder !== undefined && engine.synchronous === true ? encoder.encode(fields) : canonicalMessage(fields);
+  return engine.verify(key, message, presented);
 }

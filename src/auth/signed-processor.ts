@@ -8,6 +8,7 @@ import { Fields, type StreamEntry } from '../entry';
 import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
 import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
 import type { StreamAuth, StreamAuthInput } from './modes';
+import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { createOriginVerifier, type OriginCheck } from './verifier';
 
 export interface SignedDelivery<P> extends Delivery<P> {
@@ -55,16 +56,18 @@ export type Admission<P> = Admitted<P> | Verdict;
 export function createAdmission<P>(stream: string, auth: StreamAuth | StreamAuthInput, decode: PayloadDecoder<P>) {
   const verify = createOriginVerifier(stream, auth);
   const admitAuthentic = (entry: StreamEntry, origin: OriginCheck): Admission<P> => {
-    if (origin.kind !== 'authentic') return origin;
+    if (origin.kind === 'dead-letter') return origin;
+    // Anything but an explicit 'authentic' fails closed (thrown: retained, never handled).
+    if (origin.kind !== 'authentic') throw new TypeError('origin check gave no verdict');
     const incomplete = checkRequiredFields(entry);
     if (incomplete) return incomplete;
     const decoded = decodeOrVerdict(decode, entry.fields.get(Fields.payload)!);
     if ('kind' in decoded) return decoded;
     return { producer: origin.producer, payload: decoded.payload };
   };
-  return (entry: StreamEntry): Admission<P> | Promise<Admission<P>> => {
+  return (entry: StreamEntry): MaybePromise<Admission<P>> => {
     const origin = verify(entry);
-    return origin instanceof Promise ? origin.then((o) => admitAuthentic(entry, o)) : admitAuthentic(entry, origin);
+    return isPromiseLike(origin) ? Promise.resolve(origin).then((o) => admitAuthentic(entry, o)) : admitAuthentic(entry, origin);
   };
 }
 
@@ -76,7 +79,7 @@ export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): En
   const admit = createAdmission(options.stream, options.auth, options.decode);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const admission = admit(entry);
-    const admitted = admission instanceof Promise ? await admission : admission;
+    const admitted = isPromiseLike(admission) ? await admission : admission;
     if (isVerdict(admitted)) return admitted;
     const delivery = new SignedDeliveryView(entry, admitted.payload, context, admitted.producer);
     return verdictOfOutcome(await options.handler(delivery));

@@ -7,6 +7,7 @@
 import { Fields, type StreamEntry } from '../entry';
 import { decodeText } from '../redis/reply';
 import { Verdicts, type Verdict } from '../verdict';
+import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { CanonicalEncoder, type SignedFields } from './canonical';
 import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from './modes';
 import { DeadLetterReasons } from './reasons';
@@ -22,7 +23,7 @@ export interface Authentic {
 export type OriginCheck = Authentic | Extract<Verdict, { kind: 'dead-letter' }>;
 
 /** Synchronous when the HMAC engine is (the native one); a promise on Web Crypto. */
-export type OriginVerifier = (entry: StreamEntry) => OriginCheck | Promise<OriginCheck>;
+export type OriginVerifier = (entry: StreamEntry) => MaybePromise<OriginCheck>;
 
 const EMPTY = new Uint8Array(0);
 
@@ -41,8 +42,9 @@ export function signedFieldsOf(stream: string | Uint8Array, entry: StreamEntry):
   };
 }
 
-function originOf(valid: boolean, trusted: TrustedKey): OriginCheck {
-  return valid ? { kind: 'authentic', producer: trusted.producer } : reject(DeadLetterReasons.signatureInvalid);
+/** Only an explicit `true` from the engine admits an entry. */
+function originOf(valid: unknown, trusted: TrustedKey): OriginCheck {
+  return valid === true ? { kind: 'authentic', producer: trusted.producer } : reject(DeadLetterReasons.signatureInvalid);
 }
 
 interface TrustedKey {
@@ -78,6 +80,6 @@ export function createOriginVerifier(stream: string, authInput: StreamAuth | Str
     const trusted = trustedKeyOf(auth, keyIdBytes === undefined ? undefined : decodeText(keyIdBytes));
     if (trusted === undefined) return reject(DeadLetterReasons.signatureKeyUnknown);
     const valid = verifyEntry(trusted.key, signedFieldsOf(streamBytes, entry), decodeText(sig), encoder);
-    return typeof valid === 'boolean' ? originOf(valid, trusted) : valid.then((v) => originOf(v, trusted));
+    return isPromiseLike(valid) ? Promise.resolve(valid).then((v) => originOf(v, trusted)) : originOf(valid, trusted);
   };
 }

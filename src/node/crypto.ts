@@ -38,7 +38,13 @@ const KEY_STATE = {};
 function deriveKeyState(bytes: Uint8Array): KeyState {
   // A key longer than the block is replaced by its digest (RFC 2104 §3); shorter ones are zero-padded.
   const block = Buffer.alloc(BLOCK_BYTES);
-  block.set(bytes.length > BLOCK_BYTES ? nodeCrypto.createHash('sha256').update(bytes).digest() : bytes);
+  if (bytes.length > BLOCK_BYTES) {
+    const digest = nodeCrypto.createHash('sha256').update(bytes).digest();
+    block.set(digest);
+    digest.fill(0);
+  } else {
+    block.set(bytes);
+  }
   const inner = Buffer.alloc(BLOCK_BYTES + 1024);
   const outer = Buffer.alloc(BLOCK_BYTES + DIGEST_BYTES);
   for (let i = 0; i < BLOCK_BYTES; i += 1) {
@@ -63,6 +69,7 @@ function oneShotMacHex(hash: OneShotHash, state: KeyState, message: Uint8Array):
   if (state.inner.length < needed) {
     const grown = Buffer.alloc(Math.max(needed, 2 * state.inner.length));
     state.inner.copy(grown, 0, 0, BLOCK_BYTES);
+    state.inner.fill(0, 0, BLOCK_BYTES); // key material does not outlive its buffer
     state.inner = grown;
   }
   state.inner.set(message, BLOCK_BYTES);
@@ -80,6 +87,7 @@ function streamingMac(state: KeyState, message: Uint8Array): Uint8Array {
 
 export const nodeHmac: HmacEngine = {
   name: 'node',
+  synchronous: true,
   mac(key, message) {
     const state = stateOf(key);
     return fitsOneShot(message) ? fromHex(oneShotMacHex(oneShotHash!, state, message))! : streamingMac(state, message);

@@ -7,6 +7,7 @@
 import { DeadLetterReasons } from '../auth/reasons';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { createAdmission, isVerdict } from '../auth/signed-processor';
+import { isPromiseLike } from '../maybe-promise';
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, fieldText, type StreamEntry } from '../entry';
 import type { PayloadDecoder } from '../processor';
@@ -29,7 +30,7 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
   const admit = createAdmission(spec.stream, spec.auth, spec.decode);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const admission = admit(entry);
-    const admitted = admission instanceof Promise ? await admission : admission;
+    const admitted = isPromiseLike(admission) ? await admission : admission;
     if (isVerdict(admitted)) return admitted;
     const { payload: envelope, producer } = admitted;
     const eventId = fieldText(entry, Fields.eventId)!;

@@ -1,0 +1,93 @@
+/**
+ * Origin admission with HMAC engines other than the two built in: whatever shape an
+ * engine's answer takes, only an explicit `true` for the right bytes admits an entry, and
+ * an engine that reads its message late is never handed a buffer that changes under it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MIN_KEY_BYTES } from '../../src/auth/modes';
+import { hmacEngine, setHmacEngine, webCryptoHmac, type HmacEngine } from '../../src/auth/hmac';
+import { SecretKey } from '../../src/auth/secret';
+import { signEntry } from '../../src/auth/signature';
+import { createSignedProcessor } from '../../src/auth/signed-processor';
+import type { DeliveryContext } from '../../src/decide';
+import type { StreamEntry } from '../../src/entry';
+import { rawPayload } from '../../src/processor';
+import type { Verdict } from '../../src/verdict';
+
+const STREAM = 'orders';
+const KEY = SecretKey.from('k'.repeat(MIN_KEY_BYTES));
+const utf8 = new TextEncoder();
+const context: DeliveryContext = { deadline: Date.now() + 60_000, signal: new AbortController().signal };
+
+async function signedEntry(id: string, payload: string, tamper = false): Promise<StreamEntry> {
+  const eventId = `ev-${id}`;
+  const sig = await signEntry(KEY, { stream: STREAM, eventId, eventType: 'order.placed', payload });
+  const fields: Array<[string, Uint8Array]> = [
+    ['event', utf8.encode('order.placed')],
+    ['event_id', utf8.encode(eventId)],
+    ['payload', utf8.encode(tamper ? `${payload}!` : payload)],
+    ['key_id', utf8.encode('k1')],
+    ['sig', utf8.encode(sig)],
+  ];
+  return { id, fields: new Map(fields), deliveries: 1, reclaimed: false };
+}
+
+function processorSeeing(handled: string[]) {
+  return createSignedProcessor({
+    stream: STREAM,
+    auth: { mode: 'hmac', keyId: 'k1', key: KEY, producer: 'shop' },
+    decode: rawPayload,
+    handler: (delivery) => {
+      handled.push(delivery.entry.id);
+      return 'committed';
+    },
+  });
+}
+
+const kinds = (verdicts: Verdict[]) => verdicts.map((v) => (v.kind === 'dead-letter' ? `dead-letter:${v.reason}` : v.kind));
+
+describe('admission with custom HMAC engines', () => {
+  afterEach(() => setHmacEngine(webCryptoHmac));
+
+  it('treats a thenable answer as pending, never as a verdict: valid entries pass, forged ones are dead-lettered', async () => {
+    const inner = webCryptoHmac;
+    // Not a native Promise (another realm, another library): `instanceof Promise` is false.
+    const thenable = <T>(work: () => Promise<T>): PromiseLike<T> => ({ then: (ok, fail) => work().then(ok, fail) });
+    setHmacEngine({ name: 'thenable', mac: (k, m) => inner.mac(k, m), verify: (k, m, e) => thenable(async () => inner.verify(k, m, e)) as unknown as Promise<boolean> });
+    const entries = [await signedEntry('1-0', '{"a":1}'), await signedEntry('2-0', '{"a":2}', true)];
+    const handled: string[] = [];
+    const process = processorSeeing(handled);
+    const verdicts = await Promise.all(entries.map((entry) => process(entry, context)));
+    expect(kinds(verdicts)).toEqual(['ack', 'dead-letter:signature_invalid']);
+    expect(handled).toEqual(['1-0']);
+  });
+
+  it('admits only an explicit true: a truthy non-boolean answer is a failed signature', async () => {
+    setHmacEngine({ name: 'truthy', mac: (k, m) => webCryptoHmac.mac(k, m), verify: () => 'yes' as unknown as boolean });
+    const handled: string[] = [];
+    const verdict = await processorSeeing(handled)(await signedEntry('1-0', '{"a":1}', true), context);
+    expect(kinds([verdict])).toEqual(['dead-letter:signature_invalid']);
+    expect(handled).toEqual([]);
+  });
+
+  it('gives an engine that reads its message after an await a message of its own', async () => {
+    const lateReader: HmacEngine = {
+      name: 'late-reader',
+      mac: (k, m) => webCryptoHmac.mac(k, m),
+      async verify(k, message, expected) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return webCryptoHmac.verify(k, message, expected);
+      },
+    };
+    setHmacEngine(lateReader);
+    expect(hmacEngine().synchronous).toBeUndefined();
+    // Payloads of different lengths, all verified at once through one processor (one
+    // verifier, one encoder): a shared buffer would be overwritten before any was read.
+    const entries = await Promise.all(['{"a":1}', '{"bb":22}', '{"ccc":333}', '{}'].map((p, i) => signedEntry(`${i + 1}-0`, p, i === 3)));
+    const handled: string[] = [];
+    const process = processorSeeing(handled);
+    const verdicts = await Promise.all(entries.map((entry) => process(entry, context)));
+    expect(kinds(verdicts)).toEqual(['ack', 'ack', 'ack', 'dead-letter:signature_invalid']);
+    expect(handled.sort()).toEqual(['1-0', '2-0', '3-0']);
+  });
+});
