@@ -62,8 +62,8 @@ export async function decideAll(
       return;
     }
     const now = options.now();
-    const cause: RetainCause = settleBy - now < options.handlerTimeoutMs ? 'deadline' : 'handler_timeout';
-    const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, cause);
+    const retainAs: RetainCause = settleBy - now < options.handlerTimeoutMs ? 'deadline' : 'handler_timeout';
+    const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, retainAs);
     const started = performance.now();
     timeouts.watch(attempt);
     attempt.run(process, entry);
@@ -99,21 +99,27 @@ export async function decideAll(
  * AbortController per entry is measurable at large batches).
  */
 class Attempt implements DeliveryContext, Expiring {
-  live = true;
   readonly outcome: Promise<Verdict>;
+  #live = true;
   #resolve!: (verdict: Verdict) => void;
   #controller: AbortController | undefined;
+  readonly #retainAs: RetainCause;
 
   constructor(
     /** When the handler's own time is up (epoch ms). */
     readonly at: number,
     /** DeliveryContext.deadline: when the round must settle. */
     readonly deadline: number,
-    private readonly cause: RetainCause,
+    retainAs: RetainCause,
   ) {
+    this.#retainAs = retainAs;
     this.outcome = new Promise<Verdict>((resolve) => {
       this.#resolve = resolve;
     });
+  }
+
+  get live(): boolean {
+    return this.#live;
   }
 
   get signal(): AbortSignal {
@@ -133,14 +139,14 @@ class Attempt implements DeliveryContext, Expiring {
   }
 
   expire(): void {
-    if (!this.live) return;
-    this.#controller?.abort(new Error(this.cause));
-    this.#settle(Verdicts.retain(this.cause));
+    if (!this.#live) return;
+    this.#controller?.abort(new Error(this.#retainAs));
+    this.#settle(Verdicts.retain(this.#retainAs));
   }
 
   #settle(verdict: Verdict): void {
-    if (!this.live) return;
-    this.live = false;
+    if (!this.#live) return;
+    this.#live = false;
     this.#resolve(verdict);
   }
 }
