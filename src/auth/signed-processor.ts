@@ -6,9 +6,9 @@
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, type StreamEntry } from '../entry';
 import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
+import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
 import type { StreamAuth, StreamAuthInput } from './modes';
-import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { createOriginVerifier, type OriginCheck } from './verifier';
 
 export interface SignedDelivery<P> extends Delivery<P> {

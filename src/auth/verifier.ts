@@ -5,9 +5,9 @@
  * Every failure is a dead-letter with `auth: true`, so rounds count it in `authRejected`.
  */
 import { Fields, type StreamEntry } from '../entry';
+import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { decodeText } from '../redis/reply';
 import { Verdicts, type Verdict } from '../verdict';
-import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { CanonicalEncoder, type SignedFields } from './canonical';
 import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from './modes';
 import { DeadLetterReasons } from './reasons';
