@@ -1,10 +1,17 @@
 /**
- * Producer tokens → producer identity (SPEC §6.2). Tokens are secrets: only their SHA-256
- * digests are kept, and a presented token is compared by digest, so the comparison runs
- * over equal-length inputs in constant time and neither a token's length nor the position
- * of a mismatch leaks. Every configured digest is compared on every request.
+ * Producer tokens → producer identity (SPEC §6.2). Tokens are secrets: only their digests
+ * are kept, and a presented token is compared by digest, so the comparison runs over
+ * equal-length inputs in constant time and neither a token's length nor the position of a
+ * mismatch leaks. Every configured digest is compared on every request.
+ *
+ * The digest is an HMAC-SHA256 under a random key made per authenticator, through the
+ * installed HMAC engine: on Node the native one takes about a microsecond, where a Web
+ * Crypto SHA-256 was a thread-pool job of ~100 µs per request (11 % of the publish
+ * profile). Keyed, the stored digests are also useless to anyone who reads them.
  */
 import { constantTimeEqual } from '../auth/constant-time';
+import { hmacEngine } from '../auth/hmac';
+import { SecretKey } from '../auth/secret';
 import { ConfigError } from '../errors';
 import { readSecrets, type SecretEnv } from '../deployment/secrets';
 
@@ -25,8 +32,12 @@ const utf8 = new TextEncoder();
 /** `Bearer <token>`: the scheme is case-insensitive (RFC 9110), the token one b64token. */
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-async function sha256(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', utf8.encode(text)));
+function randomDigestKey(): SecretKey {
+  return new SecretKey(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+async function digestOf(key: SecretKey, token: string): Promise<Uint8Array> {
+  return hmacEngine().mac(key, utf8.encode(token));
 }
 
 /**
@@ -48,10 +59,11 @@ export function createTokenAuthenticator(producers: Readonly<Record<string, Prod
     }
     seen.set(token, producer);
   }
+  const digestKey = randomDigestKey();
   const known = entries.map(([producer, spec]) => ({
     producer,
     eventTypes: new Set(spec.eventTypes),
-    digest: sha256(secrets.get(spec.tokenEnv)!),
+    digest: digestOf(digestKey, secrets.get(spec.tokenEnv)!),
   }));
   secrets.clear();
   seen.clear();
@@ -61,7 +73,7 @@ export function createTokenAuthenticator(producers: Readonly<Record<string, Prod
       if (authorization === undefined || authorization === '') return { ok: false, code: 'token_missing' };
       const match = BEARER.exec(authorization);
       if (!match) return { ok: false, code: 'token_invalid' };
-      const presented = await sha256(match[1]!);
+      const presented = await digestOf(digestKey, match[1]!);
       let found: (typeof known)[number] | undefined;
       for (const candidate of known) {
         // No early exit: the time taken does not depend on which producer matched.
