@@ -60,11 +60,15 @@ function writeCanonical(out: Uint8Array, values: readonly Uint8Array[]): void {
   }
 }
 
-export function canonicalMessage(fields: SignedFields): Uint8Array {
-  const values = valuesOf(fields);
-  const out = new Uint8Array(encodedLength(values));
+function freshMessage(values: readonly Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
   writeCanonical(out, values);
   return out;
+}
+
+export function canonicalMessage(fields: SignedFields): Uint8Array {
+  const values = valuesOf(fields);
+  return freshMessage(values, encodedLength(values));
 }
 
 /** Messages up to this size reuse the encoder's buffer; a larger one gets its own. */
@@ -82,7 +86,7 @@ export class CanonicalEncoder {
   encode(fields: SignedFields): Uint8Array {
     const values = valuesOf(fields);
     const length = encodedLength(values);
-    if (length > REUSED_BUFFER_LIMIT) return canonicalMessage(fields);
+    if (length > REUSED_BUFFER_LIMIT) return freshMessage(values, length);
     if (length > this.#buffer.length) this.#buffer = new Uint8Array(Math.min(REUSED_BUFFER_LIMIT, Math.max(length, 2 * this.#buffer.length)));
     writeCanonical(this.#buffer, values);
     return this.#buffer.subarray(0, length);
