@@ -2,7 +2,10 @@
 
 export interface RoundReport {
   readonly acked: number;
+  /** DLT records this run wrote (the settle script's count). */
   readonly deadLettered: number;
+  /** Dead-letters whose marker already existed (replay after a partial failure): acked, no second record. */
+  readonly markerHits: number;
   readonly retained: number;
   readonly reclaimed: number;
   /** Pending entries deleted before anyone acked them: an alarm, never routine. */
@@ -23,6 +26,7 @@ export interface RunReport extends RoundReport {
 export const EMPTY_ROUND: RoundReport = Object.freeze({
   acked: 0,
   deadLettered: 0,
+  markerHits: 0,
   retained: 0,
   reclaimed: 0,
   deletedPending: 0,
@@ -37,6 +41,7 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
 const COUNTERS = [
   'acked',
   'deadLettered',
+  'markerHits',
   'retained',
   'reclaimed',
   'deletedPending',

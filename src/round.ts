@@ -6,12 +6,12 @@
  */
 import { claimEntries, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
-import { decideAll, type EntryProcessor } from './decide';
+import { decideAll, type DecideResult, type EntryProcessor } from './decide';
 import type { StreamEntry } from './entry';
 import { meterPort } from './redis/metered';
 import type { RedisPort } from './redis/port';
 import type { RoundReport } from './report';
-import { settleDecisions } from './settle';
+import { settleDecisions, type SettleResult } from './settle';
 
 export interface RoundDeps {
   readonly port: RedisPort;
@@ -39,30 +39,41 @@ export async function pollRound(deps: RoundDeps, deadline: number): Promise<Roun
     settleReserveMs: config.settleReserveMs,
     now,
   });
-  await settleDecisions(port, config, decided.decisions);
+  const settled = await settleDecisions(port, config, decided.decisions);
+  const report = roundReport(decided, settled, claim, port.roundTrips, now() - startedAt);
+  return { report, claim };
+}
 
-  let acked = 0;
-  let deadLettered = 0;
+/**
+ * What Redis did, from the settle script's reply: an id XACK no longer found pending is not
+ * counted as acked, and a dead-letter replayed over its marker is a marker hit, not a
+ * second record. Retained and auth rejections come from the verdicts (Redis sees neither).
+ */
+export function roundReport(
+  decided: DecideResult,
+  settled: SettleResult,
+  claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds'>,
+  roundTrips: number,
+  durationMs: number,
+): RoundReport {
+  let retained = 0;
   let authRejected = 0;
   for (const { verdict } of decided.decisions) {
-    if (verdict.kind === 'ack') acked += 1;
-    if (verdict.kind === 'dead-letter') {
-      deadLettered += 1;
-      if (verdict.auth) authRejected += 1;
-    }
+    if (verdict.kind === 'retain') retained += 1;
+    else if (verdict.kind === 'dead-letter' && verdict.auth) authRejected += 1;
   }
-  const report: RoundReport = {
-    acked,
-    deadLettered,
-    retained: decided.decisions.length - acked - deadLettered,
+  return {
+    acked: settled.acked,
+    deadLettered: settled.deadLetterRecords,
+    markerHits: settled.markerHits,
+    retained,
     reclaimed: claim.reclaimed,
     deletedPending: claim.deletedIds.length,
     authRejected,
     handled: decided.handled,
     handlerMicrosSum: decided.handlerMicrosSum,
-    roundTrips: port.roundTrips,
-    durationMs: now() - startedAt,
+    roundTrips,
+    durationMs,
     stoppedForDeadline: decided.stoppedForDeadline,
   };
-  return { report, claim };
 }
