@@ -8,6 +8,8 @@ export interface RoundReport {
   readonly markerHits: number;
   readonly retained: number;
   readonly reclaimed: number;
+  /** Claimed but never handed to a handler when the run stopped: given back for immediate reclaim. */
+  readonly released: number;
   /** Pending entries deleted before anyone acked them: an alarm, never routine. */
   readonly deletedPending: number;
   /** Dead-letters for failed origin checks (subset of deadLettered). */
@@ -29,6 +31,7 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   markerHits: 0,
   retained: 0,
   reclaimed: 0,
+  released: 0,
   deletedPending: 0,
   authRejected: 0,
   handled: 0,
@@ -44,6 +47,7 @@ const COUNTERS = [
   'markerHits',
   'retained',
   'reclaimed',
+  'released',
   'deletedPending',
   'authRejected',
   'handled',
