@@ -10,6 +10,7 @@
 import { claimEntries } from './claim';
 import type { ConsumerConfig } from './config';
 import { RunDeadlineTooCloseError } from './errors';
+import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
 import { meterPort } from './redis/metered';
 import { runOperations, type ScriptCall } from './redis/script';
 import { releaseCall } from './release';
@@ -47,7 +48,8 @@ export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<R
   const startedAt = now();
   const deadline = runDeadline(config, options.deadline, startedAt);
   const settleBy = deadline - config.settleReserveMs;
-  const port = meterPort(deps.port);
+  // Every exchange ends by deadline + overrun, whatever Redis does (SPEC §5.1, issue 12 item 8).
+  const port = meterPort(boundByDeadline(deps.port, deadline + DEADLINE_OVERRUN_MS, now));
   const sizer = new RoundSizer(config);
   const held = new Set<string>();
   const aborted = () => options.signal?.aborted === true;
