@@ -25,6 +25,14 @@ const onSignal = (signal: NodeJS.Signals) => {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
+/**
+ * Once the command has finished, work it abandoned (a handler past its deadline, a request
+ * to a stalled Redis) must not keep the process alive: it ends on its own when nothing is
+ * left, or after this grace at the latest.
+ */
+const EXIT_GRACE_MS = 200;
+
 process.exitCode = await runCli(process.argv.slice(2), nodeIo(stop.signal));
 process.off('SIGINT', onSignal);
 process.off('SIGTERM', onSignal);
+setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();

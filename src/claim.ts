@@ -1,13 +1,16 @@
 /**
  * The claim round trip (SPEC §5.1 step 1): claim.lua (cursor + XAUTOCLAIM) and the fresh
  * non-blocking XREADGROUP pipelined beside it, so fresh payloads never pass through Lua.
+ * A run may leave out the reclaim (SPEC §5.1 "Reclaim cadence") and may send the claim in
+ * the same round trip as the previous round's settle: the operations and the decoding of
+ * their replies are therefore separate steps.
  */
 import type { ConsumerConfig } from './config';
 import { parseEntries, type StreamEntry } from './entry';
 import { claimScript } from './generated/lua-scripts';
 import { command, type RedisPort, type RedisReply } from './redis/port';
 import { asArray, asInteger, asText } from './redis/reply';
-import { runOperations } from './redis/script';
+import { runOperations, type Operation } from './redis/script';
 
 export interface ClaimResult {
   /** Reclaimed entries first (they are older), then fresh ones. */
@@ -15,31 +18,62 @@ export interface ClaimResult {
   readonly reclaimed: number;
   /** Pending ids whose entries were deleted before anyone acked them. */
   readonly deletedIds: string[];
-  /** The cursor stored for the next round; `0-0` when a full PEL pass finished. */
-  readonly nextCursor: string;
+  /** The cursor stored for the next round; `0-0` when a full PEL pass finished; undefined when no reclaim ran. */
+  readonly nextCursor: string | undefined;
+  /** Fresh entries asked for; a fresh read that returns fewer came back short. */
+  readonly freshRequested: number;
 }
 
-export async function claimEntries(port: RedisPort, config: ConsumerConfig): Promise<ClaimResult> {
+/** What one claim asks for: how many fresh entries, and whether (and how many) to reclaim. */
+export interface ClaimPlan {
+  readonly fresh: number;
+  /** 0 leaves XAUTOCLAIM out of this claim. */
+  readonly reclaim: number;
+}
+
+export function fullClaimPlan(config: ConsumerConfig): ClaimPlan {
+  return { fresh: config.batch, reclaim: config.reclaimBatch };
+}
+
+export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operation[] {
   const { keys } = config;
-  const [claimReply, freshReply] = await runOperations(port, [
-    {
+  const ops: Operation[] = [];
+  if (plan.reclaim > 0) {
+    ops.push({
       script: claimScript,
       keys: [keys.stream, keys.cursor],
-      args: [config.group, config.consumer, config.minIdleMs, config.reclaimBatch],
-    },
-    command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', config.batch, 'STREAMS', keys.stream, '>'),
-  ]);
+      args: [config.group, config.consumer, config.minIdleMs, plan.reclaim],
+    });
+  }
+  ops.push(command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', plan.fresh, 'STREAMS', keys.stream, '>'));
+  return ops;
+}
 
-  const [cursor, claimedList, deletedList, countList] = asArray(claimReply, 'claim reply');
-  const counts = asArray(countList, 'claim delivery counts');
-  const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true);
+/** Decodes the replies of claimOperations(config, plan), in the same order. */
+export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): ClaimResult {
+  let reclaimed: StreamEntry[] = [];
+  let deletedIds: string[] = [];
+  let nextCursor: string | undefined;
+  if (plan.reclaim > 0) {
+    const [cursor, claimedList, deletedList, countList] = asArray(replies[0], 'claim reply');
+    const counts = asArray(countList, 'claim delivery counts');
+    reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true);
+    deletedIds = asArray(deletedList ?? [], 'deleted ids').map((id) => asText(id, 'deleted id'));
+    nextCursor = asText(cursor, 'claim cursor');
+  }
+  const freshReply = replies[plan.reclaim > 0 ? 1 : 0];
   const fresh = freshReply == null ? [] : parseEntries(streamEntriesOf(freshReply), () => 1, false);
   return {
-    entries: [...reclaimed, ...fresh],
+    entries: reclaimed.length === 0 ? fresh : [...reclaimed, ...fresh],
     reclaimed: reclaimed.length,
-    deletedIds: asArray(deletedList ?? [], 'deleted ids').map((id) => asText(id, 'deleted id')),
-    nextCursor: asText(cursor, 'claim cursor'),
+    deletedIds,
+    nextCursor,
+    freshRequested: plan.fresh,
   };
+}
+
+export async function claimEntries(port: RedisPort, config: ConsumerConfig, plan = fullClaimPlan(config)): Promise<ClaimResult> {
+  return claimResultOf(plan, await runOperations(port, claimOperations(config, plan)));
 }
 
 /** XREADGROUP replies `[[stream, entries]]` for the one stream it was asked about. */

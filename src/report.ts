@@ -2,9 +2,14 @@
 
 export interface RoundReport {
   readonly acked: number;
+  /** DLT records this run wrote (the settle script's count). */
   readonly deadLettered: number;
+  /** Dead-letters whose marker already existed (replay after a partial failure): acked, no second record. */
+  readonly markerHits: number;
   readonly retained: number;
   readonly reclaimed: number;
+  /** Claimed but never handed to a handler when the run stopped: given back for immediate reclaim. */
+  readonly released: number;
   /** Pending entries deleted before anyone acked them: an alarm, never routine. */
   readonly deletedPending: number;
   /** Dead-letters for failed origin checks (subset of deadLettered). */
@@ -23,8 +28,10 @@ export interface RunReport extends RoundReport {
 export const EMPTY_ROUND: RoundReport = Object.freeze({
   acked: 0,
   deadLettered: 0,
+  markerHits: 0,
   retained: 0,
   reclaimed: 0,
+  released: 0,
   deletedPending: 0,
   authRejected: 0,
   handled: 0,
@@ -37,8 +44,10 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
 const COUNTERS = [
   'acked',
   'deadLettered',
+  'markerHits',
   'retained',
   'reclaimed',
+  'released',
   'deletedPending',
   'authRejected',
   'handled',

@@ -6,12 +6,13 @@
  */
 import { claimEntries, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
-import { decideAll, type EntryProcessor } from './decide';
+import { decideAll, type DecideResult, type EntryProcessor } from './decide';
 import type { StreamEntry } from './entry';
 import { meterPort } from './redis/metered';
 import type { RedisPort } from './redis/port';
 import type { RoundReport } from './report';
-import { settleDecisions } from './settle';
+import { settleDecisions, type Decision, type SettleResult } from './settle';
+import { Verdicts, type Verdict } from './verdict';
 
 export interface RoundDeps {
   readonly port: RedisPort;
@@ -39,30 +40,117 @@ export async function pollRound(deps: RoundDeps, deadline: number): Promise<Roun
     settleReserveMs: config.settleReserveMs,
     now,
   });
-  await settleDecisions(port, config, decided.decisions);
+  const settled = await settleDecisions(port, config, decided.decisions);
+  const report = roundReport(decided, settled, claim, port.roundTrips, now() - startedAt);
+  return { report, claim };
+}
 
-  let acked = 0;
-  let deadLettered = 0;
-  let authRejected = 0;
-  for (const { verdict } of decided.decisions) {
-    if (verdict.kind === 'ack') acked += 1;
-    if (verdict.kind === 'dead-letter') {
-      deadLettered += 1;
-      if (verdict.auth) authRejected += 1;
+/** Answer for an entry that a stopping run no longer hands to a handler (it is released). */
+const NOT_STARTED: Promise<Verdict> = Promise.resolve(Verdicts.retain('deadline'));
+
+export interface DecidedRound extends DecideResult {
+  /** Entries handed to the processor; every other entry of the round was never started. */
+  readonly started: ReadonlySet<StreamEntry>;
+}
+
+/**
+ * Step 2 of a round inside a run. `held` carries ordering keys across the run's rounds: a
+ * key with a retained entry (failed, timed out — maybe still running — or itself held) holds
+ * every later entry of that key in this run, so one key's entries never overtake each other
+ * across rounds either. Once `stop()` says so, no further entry reaches the processor.
+ */
+export async function decideRound(
+  deps: RoundDeps,
+  entries: readonly StreamEntry[],
+  deadline: number,
+  held: Set<string>,
+  stop: () => boolean,
+): Promise<DecidedRound> {
+  const keyOf = deps.orderingKey;
+  let toDecide = entries;
+  const carried: Decision[] = [];
+  if (keyOf !== undefined && held.size > 0) {
+    toDecide = entries.filter((entry) => {
+      const key = keyOf(entry);
+      if (key === undefined || !held.has(key)) return true;
+      carried.push({ entry, verdict: Verdicts.retain('ordering') });
+      return false;
+    });
+  }
+  const started = new Set<StreamEntry>();
+  const process: EntryProcessor = (entry, context) => {
+    if (stop()) return NOT_STARTED;
+    started.add(entry);
+    return deps.process(entry, context);
+  };
+  const decided = await decideAll(toDecide, process, {
+    concurrency: deps.config.concurrency,
+    orderingKey: keyOf,
+    deadline,
+    handlerTimeoutMs: deps.config.handlerTimeoutMs,
+    settleReserveMs: deps.config.settleReserveMs,
+    now: deps.now,
+  });
+  const decisions = carried.length === 0 ? decided.decisions : [...decided.decisions, ...carried];
+  if (keyOf !== undefined) {
+    for (const { entry, verdict } of decisions) {
+      // Keys of carried entries are held already; an entry held inside this round follows a
+      // started one of its key, which holds the key itself.
+      if (verdict.kind !== 'retain' || !started.has(entry)) continue;
+      const key = keyOf(entry);
+      if (key !== undefined) held.add(key);
     }
   }
-  const report: RoundReport = {
-    acked,
-    deadLettered,
-    retained: decided.decisions.length - acked - deadLettered,
+  return { ...decided, decisions, handled: started.size, started };
+}
+
+/**
+ * Entries a stopping run releases: never handed to a handler, and not behind an earlier
+ * retained entry of their ordering key (another run must not overtake that one).
+ */
+export function releasable(deps: RoundDeps, decided: DecidedRound, held: ReadonlySet<string>): StreamEntry[] {
+  const keyOf = deps.orderingKey;
+  return decided.decisions
+    .filter(({ entry }) => {
+      if (decided.started.has(entry)) return false;
+      const key = keyOf?.(entry);
+      return key === undefined || !held.has(key);
+    })
+    .map(({ entry }) => entry);
+}
+
+/**
+ * What Redis did, from the settle script's reply: an id XACK no longer found pending is not
+ * counted as acked, and a dead-letter replayed over its marker is a marker hit, not a
+ * second record. Retained and auth rejections come from the verdicts (Redis sees neither).
+ */
+export function roundReport(
+  decided: DecideResult,
+  settled: SettleResult,
+  claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds'>,
+  roundTrips: number,
+  durationMs: number,
+  released = 0,
+): RoundReport {
+  let retained = 0;
+  let authRejected = 0;
+  for (const { verdict } of decided.decisions) {
+    if (verdict.kind === 'retain') retained += 1;
+    else if (verdict.kind === 'dead-letter' && verdict.auth) authRejected += 1;
+  }
+  return {
+    acked: settled.acked,
+    deadLettered: settled.deadLetterRecords,
+    markerHits: settled.markerHits,
+    retained,
     reclaimed: claim.reclaimed,
+    released,
     deletedPending: claim.deletedIds.length,
     authRejected,
     handled: decided.handled,
     handlerMicrosSum: decided.handlerMicrosSum,
-    roundTrips: port.roundTrips,
-    durationMs: now() - startedAt,
+    roundTrips,
+    durationMs,
     stoppedForDeadline: decided.stoppedForDeadline,
   };
-  return { report, claim };
 }

@@ -2,11 +2,23 @@
  * A run: repeated rounds under one deadline. `drain` stops once a round finds no fresh
  * entries and the reclaim cursor has completed its pass over the PEL (cron triggers);
  * `continuous` keeps going until the deadline, waiting between empty rounds.
+ *
+ * When a run stops (deadline, abort signal, drained) its final settle also releases every
+ * entry it claimed but never handed to a handler (SPEC §5.1 (b)), in the same round trip;
+ * and it claims only as many entries as the time left can cover (SPEC §5.1 (a)).
  */
+import { claimEntries } from './claim';
 import type { ConsumerConfig } from './config';
 import { RunDeadlineTooCloseError } from './errors';
-import { pollRound, type RoundDeps } from './round';
+import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
+import { meterPort } from './redis/metered';
+import { runOperations, type ScriptCall } from './redis/script';
+import { releaseCall } from './release';
 import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
+import { decideRound, releasable, roundReport, type RoundDeps } from './round';
+import { RoundSizer } from './round-size';
+import { NOTHING_SETTLED, settleCall, settleResultOf } from './settle';
+import { asInteger } from './redis/reply';
 import { maxEntryId, waitForEntries, type WakeState } from './wait';
 
 /** Below this much handler time after the settle reserve, a run does not start. */
@@ -18,7 +30,7 @@ export interface RunOptions {
   readonly mode: RunMode;
   /** Epoch ms; clamped to start + config.runBudgetMs so minIdle > run duration holds. */
   readonly deadline?: number;
-  /** Stops the run after the current round (e.g. Ctrl-C). */
+  /** Stops the run: no handler starts after it fires; unstarted entries are released. */
   readonly signal?: AbortSignal;
   readonly onRound?: (report: RoundReport) => void;
 }
@@ -35,25 +47,58 @@ export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<R
   const { config, now } = deps;
   const startedAt = now();
   const deadline = runDeadline(config, options.deadline, startedAt);
+  const settleBy = deadline - config.settleReserveMs;
+  // Every exchange ends by deadline + overrun, whatever Redis does (SPEC §5.1, issue 12 item 8).
+  const port = meterPort(boundByDeadline(deps.port, deadline + DEADLINE_OVERRUN_MS, now));
+  const sizer = new RoundSizer(config);
+  const held = new Set<string>();
+  const aborted = () => options.signal?.aborted === true;
+  const stopping = () => aborted() || now() >= settleBy;
 
   const wake: WakeState = { lastSeenId: '$' };
-  const handlingTimeLeft = () => deadline - config.settleReserveMs - now();
   let total = EMPTY_RUN;
-  while (handlingTimeLeft() > 0 && !options.signal?.aborted) {
-    const { report, claim } = await pollRound(deps, deadline);
-    total = addRound(total, report);
-    options.onRound?.(report);
-    if (report.stoppedForDeadline) break;
+  let roundTripsBefore = 0;
+  while (!stopping()) {
+    const plan = sizer.plan(settleBy - now(), true);
+    if (plan === undefined) break; // not even one entry fits in the time left
+    const roundStart = now();
+    const claim = await claimEntries(port, config, plan);
+    sizer.observeExchange(now() - roundStart);
+
+    const handlingStart = now();
+    const decided = await decideRound(deps, claim.entries, deadline, held, stopping);
+    sizer.observeHandling(decided.handled, now() - handlingStart);
 
     const freshCount = claim.entries.length - claim.reclaimed;
+    const drained = options.mode === 'drain' && freshCount === 0 && claim.nextCursor === '0-0';
+    const last = drained || stopping();
+    const settle = settleCall(config, decided.decisions);
+    const release = last ? releaseCall(config, releasable(deps, decided, held)) : undefined;
+    const ops = [settle, release].filter((op): op is ScriptCall => op !== undefined);
+    const replies = ops.length === 0 ? [] : await runOperations(port, ops);
+    const settled = settle === undefined ? NOTHING_SETTLED : settleResultOf(replies[0]);
+    const released = release === undefined ? 0 : asInteger(replies[ops.length - 1], 'release reply');
+
+    const report = {
+      ...roundReport(decided, settled, claim, port.roundTrips - roundTripsBefore, now() - roundStart, released),
+      stoppedForDeadline: decided.stoppedForDeadline && !aborted(),
+    };
+    roundTripsBefore = port.roundTrips;
+    total = addRound(total, report);
+    options.onRound?.(report);
+    if (last) break;
+
     // Fresh entries come in id order after the reclaimed ones: the last is the newest.
     if (freshCount > 0) wake.lastSeenId = maxEntryId(wake.lastSeenId, claim.entries[claim.entries.length - 1]!.id);
-    if (options.mode === 'drain') {
-      if (freshCount === 0 && claim.nextCursor === '0-0') break;
-    } else if (claim.entries.length === 0) {
-      const waitMs = Math.min(config.blockMs, handlingTimeLeft());
-      await waitForEntries(deps.port, config.keys.stream, wake, waitMs, options.signal, config.wait);
+    if (options.mode === 'continuous' && claim.entries.length === 0) {
+      const waitMs = Math.min(config.blockMs, settleBy - now());
+      await waitForEntries(port, config.keys.stream, wake, waitMs, options.signal, config.wait);
     }
   }
-  return { ...total, durationMs: now() - startedAt, stoppedForDeadline: total.stoppedForDeadline || handlingTimeLeft() <= 0 };
+  return {
+    ...total,
+    roundTrips: port.roundTrips,
+    durationMs: now() - startedAt,
+    stoppedForDeadline: total.stoppedForDeadline || (!aborted() && now() >= settleBy),
+  };
 }

@@ -6,9 +6,9 @@ import type { ConsumerConfig } from './config';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { settleScript } from './generated/lua-scripts';
 import { isValidEventId } from './keys';
-import type { RedisArg, RedisPort } from './redis/port';
+import type { RedisArg, RedisPort, RedisReply } from './redis/port';
 import { asArray, asInteger } from './redis/reply';
-import { runScript } from './redis/script';
+import { runScript, type ScriptCall } from './redis/script';
 import type { Verdict } from './verdict';
 
 export interface Decision {
@@ -23,7 +23,7 @@ export interface SettleResult {
   readonly markerHits: number;
 }
 
-const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0 };
+export const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0 };
 
 /** An event's marker is keyed by event_id; an entry without a usable one by its entry id. */
 export function markerKeyFor(config: ConsumerConfig, entry: StreamEntry): string {
@@ -42,7 +42,16 @@ export async function settleDecisions(
   config: ConsumerConfig,
   decisions: readonly Decision[],
 ): Promise<SettleResult> {
-  if (!needsSettling(decisions)) return NOTHING_SETTLED;
+  const call = settleCall(config, decisions);
+  return call === undefined ? NOTHING_SETTLED : settleResultOf(await runScript(port, call));
+}
+
+// ---- Split for pipelining (run loop, H3): the call and its reply decoding, so a run can send
+// the settle in the same round trip as its next claim or its release.
+
+/** The settle.lua call for these decisions, or undefined when every verdict is `retain`. */
+export function settleCall(config: ConsumerConfig, decisions: readonly Decision[]): ScriptCall | undefined {
+  if (!needsSettling(decisions)) return undefined;
   const ackIds: string[] = [];
   const markers: string[] = [];
   const deadLetterArgs: RedisArg[] = [];
@@ -52,11 +61,15 @@ export async function settleDecisions(
     markers.push(markerKeyFor(config, entry));
     deadLetterArgs.push(entry.id, fieldText(entry, Fields.eventId) ?? '', verdict.reason, entry.deliveries);
   }
-  const reply = await runScript(port, {
+  return {
     script: settleScript,
     keys: [config.keys.stream, config.keys.dlt, ...markers],
     args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, ...deadLetterArgs],
-  });
+  };
+}
+
+export function settleResultOf(reply: RedisReply | undefined): SettleResult {
+  if (reply === undefined) return NOTHING_SETTLED;
   const [acked, records, hits] = asArray(reply, 'settle reply');
   return {
     acked: asInteger(acked, 'settle acked'),

@@ -15,10 +15,10 @@ export async function pollCommand(ctx: CommandContext): Promise<void> {
   const mode = args.string('mode') ?? plan.mode;
   if (mode !== 'drain' && mode !== 'continuous') throw new UsageError('--mode must be drain or continuous');
   const budget = args.string('budget');
-  const budgetMs = budget === undefined ? plan.config.runBudgetMs : parseDuration(budget, 'budget');
+  const budgetMs = pollBudgetMs(budget === undefined ? undefined : parseDuration(budget, 'budget'), plan.config.runBudgetMs, ctx);
 
   const runtime = ctx.runtime();
-  if (mode === 'continuous') ctx.io.progress(`polling ${plan.name} continuously for up to ${budgetMs} ms (Ctrl-C stops after the current round)…`);
+  if (mode === 'continuous') ctx.io.progress(`polling ${plan.name} continuously for up to ${budgetMs} ms (Ctrl-C stops starting handlers and gives back the rest)…`);
   const options = { deadline: Date.now() + budgetMs, consumerName: args.string('consumer-name'), signal: ctx.io.signal };
   const result = mode === plan.mode ? await runPollJob(runtime, plan.name, options) : await pollInMode(runtime, plan.name, mode, options);
   const { report } = result;
@@ -30,6 +30,17 @@ export async function pollCommand(ctx: CommandContext): Promise<void> {
     );
     if (report.deletedPending > 0) ctx.io.err(`warning: ${report.deletedPending} pending entries were deleted before anyone acked them`);
   }
+}
+
+/**
+ * A run never outlasts its consumer's runBudgetMs (minIdle must exceed it, or another run
+ * could reclaim entries this one still handles): a longer --budget is capped, and said so.
+ */
+function pollBudgetMs(requested: number | undefined, runBudgetMs: number, ctx: CommandContext): number {
+  if (requested === undefined) return runBudgetMs;
+  if (requested <= runBudgetMs) return requested;
+  ctx.io.err(`saga-streams: --budget ${requested} ms capped to the consumer's runBudgetMs (${runBudgetMs} ms); raise runBudgetMs (and minIdleMs above it) for longer runs`);
+  return runBudgetMs;
 }
 
 /** runPollJob with another mode than the configured one (runPollJob always uses the plan's). */

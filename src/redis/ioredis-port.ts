@@ -55,6 +55,8 @@ class IoredisPort implements RedisPort {
   readonly #client: Client;
   readonly #owned: boolean;
   readonly #timeoutMs: number;
+  /** Exchanges sent and not yet answered (or failed). */
+  #inFlight = 0;
 
   constructor(client: Client, owned: boolean, timeoutMs: number) {
     this.#client = client;
@@ -91,17 +93,25 @@ class IoredisPort implements RedisPort {
 
   /** The reply, or RedisUnavailableError once the exchange's time is up or the connection failed. */
   async #bounded<T>(sent: Promise<T>, commands: readonly RedisCommand[]): Promise<T> {
+    this.#inFlight += 1;
     try {
       return await withTimeLimit(sent, this.#timeoutMs + blockingMs(commands));
     } catch (error) {
-      sent.catch(() => {}); // a late failure after the timeout is already reported
       if (isReplyError(error)) throw error;
       throw unavailable(error);
+    } finally {
+      this.#inFlight -= 1;
     }
   }
 
   async close(): Promise<void> {
     if (!this.#owned) return;
+    // An exchange still unanswered was given up on (a run's deadline passed, or Redis
+    // stalled): QUIT would queue behind it and wait out the stall. Drop the connection.
+    if (this.#inFlight > 0) {
+      this.#client.disconnect();
+      return;
+    }
     try {
       await withTimeLimit(this.#client.quit(), this.#timeoutMs);
     } catch {

@@ -21,7 +21,16 @@ export interface FixtureConfig {
   readonly group: string;
 }
 
-export function writeFixtureConfig(): FixtureConfig {
+/** The default handler: dead-letters `reject-once` on first sight, acks everything else. */
+const DEFAULT_HANDLER = `entryConsumer(({ eventId, payload }) => {
+        if (new TextDecoder().decode(payload) === 'reject-once' && !rejectedOnce.has(eventId)) {
+          rejectedOnce.add(eventId);
+          throw new Rejection('not_yet');
+        }
+        handled.push(eventId);
+      })`;
+
+export function writeFixtureConfig(handler = DEFAULT_HANDLER): FixtureConfig {
   const stream = `${uniquePrefix()}:{cli}:events`;
   const src = (module: string) => JSON.stringify(join(REPO_ROOT, 'src', module));
   const text = `
@@ -44,13 +53,7 @@ export default defineConfig({
       group: 'things',
       schedule: '* * * * *',
       settings: { runBudgetMs: 5000, minIdleMs: 10000 },
-      handler: entryConsumer(({ eventId, payload }) => {
-        if (new TextDecoder().decode(payload) === 'reject-once' && !rejectedOnce.has(eventId)) {
-          rejectedOnce.add(eventId);
-          throw new Rejection('not_yet');
-        }
-        handled.push(eventId);
-      }),
+      handler: ${handler},
     },
   },
   trim: { schedule: '*/5 * * * *' },

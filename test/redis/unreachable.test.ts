@@ -62,6 +62,31 @@ describe('redis unreachable mid-round (ioredis)', () => {
     await proxy.close();
   });
 
+  it('ends within deadline + 1 s when Redis stalls mid-run, whatever the exchange timeout', async () => {
+    const target = new URL(inject('redisUrl'));
+    const proxy = await startTcpProxy(target.hostname, Number(target.port));
+    const port = connectIoredis(proxy.url); // the default 10 s exchange timeout
+    const stream = `${uniquePrefix()}:s`;
+    await ensureGroup(port, stream, 'g', '0-0');
+    const ids = [await append(admin, stream, { event_id: 'e0', payload: 'p0' })];
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream),
+      process: recordingProcessor([], () => {
+        proxy.freeze(); // the settle that follows gets no answer
+        return 'committed';
+      }),
+    });
+    const deadline = Date.now() + 1_500;
+    await expect(poller.run({ mode: 'drain', deadline })).rejects.toMatchObject({ code: 'REDIS_UNAVAILABLE' });
+    expect(Date.now()).toBeLessThan(deadline + 1_000);
+    const closing = Date.now();
+    await port.close(); // drops the stalled connection instead of queueing QUIT behind it
+    expect(Date.now() - closing).toBeLessThan(500);
+    expect(await pendingIds(admin, stream, 'g')).toEqual(ids);
+    await proxy.close();
+  }, 30_000);
+
   it('never shows the password of its URL when inspected or serialized', async () => {
     const target = new URL(inject('redisUrl'));
     const port = connectIoredis(`redis://:hunter2-secret@${target.host}`, { lazyConnect: true });
