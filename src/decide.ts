@@ -63,7 +63,7 @@ export async function decideAll(
     }
     const now = options.now();
     const retainAs: RetainCause = settleBy - now < options.handlerTimeoutMs ? 'deadline' : 'handler_timeout';
-    const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, retainAs);
+    const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, retainAs, options.now);
     const started = performance.now();
     timeouts.watch(attempt);
     attempt.run(process, entry);
@@ -97,6 +97,11 @@ export async function decideAll(
  * It settles on whichever comes first, the processor's verdict or `retain` at `at`.
  * The AbortSignal is created only if the handler asks for it (most never do, and an
  * AbortController per entry is measurable at large batches).
+ *
+ * "First" is judged by the clock, not by which callback runs first: a handler that blocks
+ * the event loop past `at` keeps the timer from firing, and its outcome then arrives
+ * before the expiry does. Whatever it returned or threw, it is late, so it is `retain`
+ * (SPEC §5.1): an ack after the deadline could land after another run reclaimed the entry.
  */
 class Attempt implements DeliveryContext, Expiring {
   readonly outcome: Promise<Verdict>;
@@ -104,6 +109,7 @@ class Attempt implements DeliveryContext, Expiring {
   #resolve!: (verdict: Verdict) => void;
   #controller: AbortController | undefined;
   readonly #retainAs: RetainCause;
+  readonly #now: () => number;
 
   constructor(
     /** When the handler's own time is up (epoch ms). */
@@ -111,8 +117,10 @@ class Attempt implements DeliveryContext, Expiring {
     /** DeliveryContext.deadline: when the round must settle. */
     readonly deadline: number,
     retainAs: RetainCause,
+    now: () => number,
   ) {
     this.#retainAs = retainAs;
+    this.#now = now;
     this.outcome = new Promise<Verdict>((resolve) => {
       this.#resolve = resolve;
     });
@@ -130,11 +138,11 @@ class Attempt implements DeliveryContext, Expiring {
   run(process: EntryProcessor, entry: StreamEntry): void {
     try {
       process(entry, this).then(
-        (verdict) => this.#settle(verdict),
-        (error: unknown) => this.#settle(verdictOfThrown(error)),
+        (verdict) => this.#arrive(verdict),
+        (error: unknown) => this.#arrive(verdictOfThrown(error)),
       );
     } catch (error) {
-      this.#settle(verdictOfThrown(error));
+      this.#arrive(verdictOfThrown(error));
     }
   }
 
@@ -142,6 +150,13 @@ class Attempt implements DeliveryContext, Expiring {
     if (!this.#live) return;
     this.#controller?.abort(new Error(this.#retainAs));
     this.#settle(Verdicts.retain(this.#retainAs));
+  }
+
+  /** The processor's verdict, unless it came at or after `at` (the moment expire() is due). */
+  #arrive(verdict: Verdict): void {
+    if (!this.#live) return;
+    if (this.#now() >= this.at) this.expire();
+    else this.#settle(verdict);
   }
 
   #settle(verdict: Verdict): void {

@@ -85,11 +85,17 @@ export class RunDeadlineTooCloseError extends SagaStreamsError {
   }
 }
 
-/** `code` of any error-like value, without trusting its class. */
+/**
+ * `code` of any error-like value, without trusting its class — nor the value: a thrown
+ * object whose `code` getter throws, or a revoked Proxy, has no code rather than making
+ * the caller throw in its turn.
+ */
 export function errorCode(error: unknown): string | undefined {
-  if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = (error as { code: unknown }).code;
+  if (typeof error !== 'object' || error === null) return undefined;
+  try {
+    const code = (error as { code?: unknown }).code;
     return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
   }
-  return undefined;
 }

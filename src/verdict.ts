@@ -12,8 +12,11 @@ export function isValidReason(reason: string): boolean {
   return REASON_PATTERN.test(reason);
 }
 
-/** Why an entry stayed pending; low-cardinality, for reports and logs. */
-export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'deadline' | 'ordering';
+/**
+ * Why an entry stayed pending; low-cardinality, for reports and logs. `handler_contract`
+ * is a programming error: the handler returned something other than its success values.
+ */
+export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'deadline' | 'ordering' | 'handler_contract';
 
 export type Verdict =
   | { readonly kind: 'ack'; readonly duplicate: boolean }
@@ -62,12 +65,32 @@ export class Deferral extends Error {
 /** What a handler may return: nothing or 'committed' (acked), or 'duplicate' (inbox saw it; acked). */
 export type HandlerOutcome = void | 'committed' | 'duplicate';
 
-export function verdictOfOutcome(outcome: HandlerOutcome): Verdict {
-  return Verdicts.ack(outcome === 'duplicate');
+/**
+ * The verdict of what a handler returned. Only its success values ack. Anything else
+ * (`false`, `'retry'`, `null`, an object) says nothing about a commit — often the handler
+ * meant "not done" — so acking it could lose the entry: it stays pending, as the
+ * programming error `handler_contract`.
+ */
+export function verdictOfOutcome(outcome: unknown): Verdict {
+  if (outcome === undefined || outcome === 'committed') return Verdicts.ack();
+  if (outcome === 'duplicate') return Verdicts.ack(true);
+  return Verdicts.retain('handler_contract');
 }
 
-/** Maps anything a handler threw to its verdict, by `code` rather than class identity. */
+/**
+ * Maps anything a handler threw to its verdict, by `code` rather than class identity.
+ * Never throws: a value that cannot even be inspected (a throwing getter, a revoked
+ * Proxy) proves nothing deterministic, so it is retained and the run goes on.
+ */
 export function verdictOfThrown(error: unknown): Verdict {
+  try {
+    return classifyThrown(error);
+  } catch {
+    return Verdicts.retain('handler_error');
+  }
+}
+
+function classifyThrown(error: unknown): Verdict {
   switch (errorCode(error)) {
     case 'REJECTION': {
       const reason = (error as { reason?: unknown }).reason;

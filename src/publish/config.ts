@@ -1,12 +1,13 @@
 /**
  * Publisher configuration (SPEC §5.4, §6.1): validated once, every problem listed, and
- * turned into a frozen event_type → route map. A publisher signs, so it takes one key per
+ * turned into an immutable event_type → route map. A publisher signs, so it takes one key per
  * route and refuses a verification keyring.
  */
 import { z } from 'zod';
 import { checkStreamAuth, type StreamAuth } from '../auth/modes';
 import { problemsOf, keyName } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';
+import { FrozenMap } from '../frozen-map';
 import { deriveStreamKeys, hashTagOf } from '../keys';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
@@ -95,5 +96,6 @@ export function parsePublisherConfig(input: unknown, options: { cluster: boolean
     routes.set(eventType, route);
   }
   if (problems.length > 0) throw new ConfigError('publisher config', problems);
-  return Object.freeze({ routes, dedupeWindowSeconds, timeoutMs });
+  // FrozenMap, not a frozen Map: Object.freeze does not stop Map#set from redirecting publishes.
+  return Object.freeze({ routes: new FrozenMap(routes), dedupeWindowSeconds, timeoutMs });
 }

@@ -49,6 +49,17 @@ describe.each(clientKinds)('publisher over $name', (kind) => {
       ...overrides,
     });
 
+  it('keeps publishing to its configured streams when someone tries to redirect a route', async () => {
+    const publisher = publisherWith();
+    const routes = publisher.config.routes as unknown as Map<string, { stream: string }>;
+    const route = routes.get('order.placed')!;
+    expect(() => routes.set('order.placed', { ...route, stream: payments })).toThrow(TypeError);
+    const result = await publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: '{"order":"o1"}' });
+    expect(result.stream).toBe(orders);
+    expect(await admin.xlen(orders)).toBe(1);
+    expect(await admin.exists(payments)).toBe(0);
+  });
+
   it('appends the §3.1 fields, signed over the stream it wrote to', async () => {
     const result = await publisherWith().publish({ eventType: 'order.placed', eventId: 'e1', payload: '{"order":"o1"}', traceparent: TP });
     expect(result).toEqual({ eventId: 'e1', eventType: 'order.placed', stream: orders, entryId: expect.any(String), duplicate: false });

@@ -1,8 +1,10 @@
 /** Bounded concurrency, ordering keys, timeouts and the deadline — pure logic, real timers. */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decideAll, runOrdered, type EntryProcessor } from '../../src/decide';
 import type { StreamEntry } from '../../src/entry';
-import { Verdicts } from '../../src/verdict';
+import { createProcessor, rawPayload } from '../../src/processor';
+import { Rejection, Verdicts } from '../../src/verdict';
+import { uninspectableValues } from '../support/thrown-values';
 
 const entry = (id: string, key?: string): StreamEntry => ({
   id,
@@ -10,8 +12,16 @@ const entry = (id: string, key?: string): StreamEntry => ({
   deliveries: 1,
   reclaimed: false,
 });
+/** The entry's fields plus the two createProcessor requires. */
+const withPayload = (e: StreamEntry) =>
+  new Map([...e.fields, ['event_id', new TextEncoder().encode(`ev-${e.id}`)], ['payload', new TextEncoder().encode('{}')]]);
 const keyOf = (e: StreamEntry) => (e.fields.has('key') ? new TextDecoder().decode(e.fields.get('key')) : undefined);
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Blocks the event loop: no timer can fire until it returns. */
+const busyWait = (ms: number) => {
+  const end = Date.now() + ms;
+  while (Date.now() < end);
+};
 
 describe('runOrdered', () => {
   it('runs in index order with limit 1', async () => {
@@ -124,5 +134,85 @@ describe('decideAll', () => {
     await decideAll(entries, process, options({ concurrency: 4, orderingKey: keyOf }));
     expect(log.slice(0, 2).sort()).toEqual(['start 1-0', 'start 2-0']);
     expect(log.indexOf('start 3-0')).toBeGreaterThan(log.indexOf('end 1-0'));
+  });
+
+  describe('a verdict reached after the time limit is retain, whatever it says', () => {
+    const late = (outcome: () => Promise<never> | Promise<ReturnType<typeof Verdicts.ack>>, blockMs: number): EntryProcessor => async () => {
+      busyWait(blockMs);
+      return outcome();
+    };
+
+    it('retains an ack that arrives after the handler timeout because the handler blocked the event loop', async () => {
+      const result = await decideAll([entry('1-0')], late(async () => Verdicts.ack(), 80), options({ handlerTimeoutMs: 20 }));
+      expect(result.decisions[0]!.verdict).toEqual(Verdicts.retain('handler_timeout'));
+    });
+
+    it('retains a late Rejection too: a late verdict proves nothing', async () => {
+      const result = await decideAll([entry('1-0')], late(() => Promise.reject(new Rejection('order_unknown')), 80), options({ handlerTimeoutMs: 20 }));
+      expect(result.decisions[0]!.verdict).toEqual(Verdicts.retain('handler_timeout'));
+    });
+
+    it('retains a handler that blocks synchronously past its timeout through createProcessor', async () => {
+      const process = createProcessor(rawPayload, () => {
+        busyWait(80);
+        return 'committed';
+      });
+      const result = await decideAll([entry('1-0', 'k')], (e, ctx) => process({ ...e, fields: withPayload(e) }, ctx), options({ handlerTimeoutMs: 20 }));
+      expect(result.decisions[0]!.verdict).toEqual(Verdicts.retain('handler_timeout'));
+    });
+
+    it('retains an ack that arrives after the run deadline, as deadline', async () => {
+      const result = await decideAll([entry('1-0')], late(async () => Verdicts.ack(), 120), options({ deadline: Date.now() + 80 }));
+      expect(result.decisions[0]!.verdict).toEqual(Verdicts.retain('deadline'));
+      expect(result.stoppedForDeadline).toBe(true);
+    });
+
+    it('judges each entry by its own limit with concurrency > 1', async () => {
+      const process: EntryProcessor = async (e) => {
+        if (e.id === '1-0') busyWait(80);
+        return Verdicts.ack();
+      };
+      // 2-0 starts once 1-0 gave the loop back: its own limit starts then.
+      const result = await decideAll([entry('1-0'), entry('2-0'), entry('3-0')], process, options({ concurrency: 2, handlerTimeoutMs: 40 }));
+      expect(result.decisions.map((d) => d.verdict)).toEqual([Verdicts.retain('handler_timeout'), Verdicts.ack(), Verdicts.ack()]);
+    });
+
+    it('still acks a quick handler', async () => {
+      const result = await decideAll([entry('1-0')], late(async () => Verdicts.ack(), 0), options({ handlerTimeoutMs: 200 }));
+      expect(result.decisions[0]!.verdict).toEqual(Verdicts.ack());
+    });
+  });
+
+  describe('a thrown value that cannot be inspected', () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    beforeEach(() => {
+      unhandled.length = 0;
+      process.on('unhandledRejection', record);
+    });
+    afterEach(() => {
+      process.off('unhandledRejection', record);
+    });
+
+    it.each(uninspectableValues())('retains %s, emits no unhandled rejection, and the round goes on', async (_, thrown) => {
+      const rejecting = createProcessor(rawPayload, ({ entry: e }) => {
+        if (e.id === '1-0') throw thrown;
+        return 'committed';
+      });
+      const synchronous: EntryProcessor = (e, ctx) => {
+        if (e.id === '3-0') throw thrown;
+        return rejecting(e, ctx);
+      };
+      const entries = ['1-0', '2-0', '3-0', '4-0'].map((id) => ({ ...entry(id), fields: withPayload(entry(id)) }));
+      const result = await decideAll(entries, synchronous, options({ handlerTimeoutMs: 1_000 }));
+      await tick(20); // an unhandled rejection is reported after the microtask queue drains
+      expect(result.decisions.map((d) => d.verdict)).toEqual([
+        Verdicts.retain('handler_error'),
+        Verdicts.ack(),
+        Verdicts.retain('handler_error'),
+        Verdicts.ack(),
+      ]);
+      expect(unhandled).toEqual([]);
+    });
   });
 });

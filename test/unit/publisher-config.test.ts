@@ -33,6 +33,24 @@ describe('publisher config', () => {
     expect(Object.isFrozen(config.routes.get('order.placed'))).toBe(true);
   });
 
+  it('exposes a route map that nothing can change at run time', () => {
+    const config = parsePublisherConfig({ routes: { 'order.placed': 'orders' }, auth }, { cluster: false });
+    const route = config.routes.get('order.placed')!;
+    const asMap = config.routes as unknown as Map<string, unknown>;
+    const redirect = () => asMap.set('order.placed', { ...route, stream: 'elsewhere' });
+    expect(redirect).toThrow(TypeError);
+    expect(() => Map.prototype.set.call(asMap, 'order.placed', route)).toThrow(TypeError);
+    expect(() => asMap.delete('order.placed')).toThrow(TypeError);
+    expect(() => asMap.clear()).toThrow(TypeError);
+    expect(() => Object.defineProperty(config.routes, 'get', { value: () => route })).toThrow(TypeError);
+    expect(Object.isFrozen(config.routes)).toBe(true);
+    // Reading still works like a Map.
+    expect(config.routes.get('order.placed')).toBe(route);
+    expect([...config.routes]).toEqual([['order.placed', route]]);
+    expect([...config.routes.keys()]).toEqual(['order.placed']);
+    expect(config.routes.size).toBe(1);
+  });
+
   it('needs at least one route and valid bounds', () => {
     expect(problemPaths({ routes: {}, auth, dedupeWindowSeconds: -1, timeoutMs: 0 })).toEqual(['dedupeWindowSeconds', 'routes', 'timeoutMs']);
     expect(problemPaths({ routes: { a: 'has space' }, auth, extra: 1 })).toEqual(['', 'routes.a']);
