@@ -2,9 +2,11 @@
  * Handling a round's entries (SPEC §5.1 step 2): bounded concurrency, an optional ordering
  * key that keeps one key's entries sequential, a timeout per handler bounded by the
  * deadline, and no new handler once the deadline is near. Every entry leaves with a
- * verdict; the ones never started, or still running at their timeout, are `retain`.
+ * verdict; the ones never started, or still running at their timeout, are `retain`; an
+ * entry that repeats a field name is `entry_malformed` whatever processor runs.
  */
 import type { StreamEntry } from './entry';
+import { CoreReasons } from './processor';
 import type { Decision } from './settle';
 import { RoundTimeouts, type Expiring } from './timeouts';
 import { Verdicts, verdictOfThrown, type RetainCause, type Verdict } from './verdict';
@@ -37,6 +39,8 @@ export interface DecideResult {
   readonly stoppedForDeadline: boolean;
 }
 
+const MALFORMED: Verdict = Object.freeze(Verdicts.deadLetter(CoreReasons.entryMalformed));
+
 export async function decideAll(
   entries: readonly StreamEntry[],
   process: EntryProcessor,
@@ -56,6 +60,11 @@ export async function decideAll(
   const keyOf = options.orderingKey;
   const handleOne = async (index: number): Promise<void> => {
     const entry = entries[index]!;
+    if (entry.repeatsFieldName) {
+      // Ambiguous fields: no processor may pick a value (not even the origin check's).
+      verdicts[index] = MALFORMED;
+      return;
+    }
     const key = keyOf?.(entry);
     if (key !== undefined && heldKeys.has(key)) {
       verdicts[index] = Verdicts.retain('ordering');

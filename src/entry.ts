@@ -20,6 +20,12 @@ export interface StreamEntry {
   readonly deliveries: number;
   /** True when taken from another consumer (or an earlier run) through XAUTOCLAIM. */
   readonly reclaimed: boolean;
+  /**
+   * True when the entry repeats a field name (names compared as text): which value counts
+   * is ambiguous, so the entry is dead-lettered `entry_malformed` before any processor
+   * reads it (SPEC §4). `fields` then holds the last value of each name.
+   */
+  readonly repeatsFieldName?: boolean;
 }
 
 export function fieldText(entry: StreamEntry, name: string): string | undefined {
@@ -41,7 +47,11 @@ function parseFields(reply: RedisReply | undefined, id: string): Map<string, Uin
   return fields;
 }
 
-/** Parses `[[id, [f, v, ...]], ...]` (XAUTOCLAIM / XREADGROUP entry lists). */
+/**
+ * Parses `[[id, [f, v, ...]], ...]` (XAUTOCLAIM / XREADGROUP entry lists). A malformed
+ * entry is not an error here: it is marked, and becomes that entry's own dead-letter
+ * while the rest of the batch goes on.
+ */
 export function parseEntries(
   reply: RedisReply | undefined,
   deliveriesOf: (index: number) => number,
@@ -50,7 +60,10 @@ export function parseEntries(
   return asArray(reply, 'entry list').map((item, index) => {
     const pair = asArray(item, 'entry');
     const id = asText(pair[0], 'entry id');
-    return { id, fields: parseFields(pair[1], id), deliveries: deliveriesOf(index), reclaimed };
+    const fields = parseFields(pair[1], id);
+    const entry: StreamEntry = { id, fields, deliveries: deliveriesOf(index), reclaimed };
+    // Fewer names than pairs: a name came twice. Counted once per entry, not per field.
+    return fields.size < (pair[1] as RedisReply[]).length >> 1 ? { ...entry, repeatsFieldName: true } : entry;
   });
 }
 

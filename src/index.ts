@@ -26,7 +26,7 @@ export { deriveStreamKeys, hashTagOf, isValidKeyName, isValidEventId } from './k
 export type { StreamKeys, StreamKeyOverrides } from './keys';
 export { createPoller, assertSingleSlot } from './poller';
 export type { Poller, PollerOptions } from './poller';
-export { createProcessor, jsonPayload, rawPayload, checkRequiredFields, CoreReasons } from './processor';
+export { createProcessor, jsonPayload, rawPayload, textPayload, checkRequiredFields, CoreReasons } from './processor';
 export type { Delivery, DeliveryHandler, PayloadDecoder } from './processor';
 export type { RoundReport, RunReport } from './report';
 export { MIN_HANDLER_WINDOW_MS } from './run';

@@ -6,7 +6,7 @@
 import type { DeliveryContext, EntryProcessor } from './decide';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { isValidEventId } from './keys';
-import { decodeText } from './redis/reply';
+import { decodeUtf8Strict } from './redis/utf8';
 import { Rejection, Verdicts, verdictOfOutcome, type HandlerOutcome, type Verdict } from './verdict';
 
 /** Stable dead-letter reasons of the core (a public contract: never rename). */
@@ -16,6 +16,8 @@ export const CoreReasons = {
   payloadMissing: 'payload_missing',
   payloadUndecodable: 'payload_undecodable',
   payloadSchemaInvalid: 'payload_schema_invalid',
+  /** The entry repeats a field name (checked before any processor runs, in decide.ts). */
+  entryMalformed: 'entry_malformed',
 } as const;
 
 export interface Delivery<P> {
@@ -36,14 +38,23 @@ export type PayloadDecoder<P> = (bytes: Uint8Array) => P;
 
 export const rawPayload: PayloadDecoder<Uint8Array> = (bytes) => bytes;
 
-/** JSON payloads checked by a zod-like schema: undecodable and invalid are dead-lettered. */
+/** Text payloads: bytes that are not well-formed UTF-8 are dead-lettered, never turned into U+FFFD. */
+export const textPayload: PayloadDecoder<string> = (bytes) => {
+  try {
+    return decodeUtf8Strict(bytes);
+  } catch (error) {
+    throw new Rejection(CoreReasons.payloadUndecodable, 'payload is not UTF-8', { cause: error });
+  }
+};
+
+/** JSON payloads checked by a zod-like schema: undecodable (not UTF-8, not JSON) and invalid are dead-lettered. */
 export function jsonPayload<P>(schema: { safeParse(value: unknown): { success: true; data: P } | { success: false } }): PayloadDecoder<P> {
   return (bytes) => {
     let value: unknown;
     try {
-      value = JSON.parse(decodeText(bytes));
+      value = JSON.parse(decodeUtf8Strict(bytes));
     } catch (error) {
-      throw new Rejection(CoreReasons.payloadUndecodable, 'payload is not JSON', { cause: error });
+      throw new Rejection(CoreReasons.payloadUndecodable, 'payload is not UTF-8 JSON', { cause: error });
     }
     const parsed = schema.safeParse(value);
     if (!parsed.success) throw new Rejection(CoreReasons.payloadSchemaInvalid, 'payload fails its schema');

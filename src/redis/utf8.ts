@@ -7,6 +7,9 @@
  * are exact either way (the REST port decodes base64 replies to bytes itself), so the only
  * limit is on writing: a publisher on REST must refuse non-UTF-8 values instead of letting
  * them turn into U+FFFD on the way in.
+ *
+ * The same strictness applies on the way out for payloads read as text (JSON, text): a
+ * payload that is not UTF-8 is refused, never handed to a handler with U+FFFD in it.
  */
 import { SagaStreamsError } from '../errors';
 import type { Transport } from './port';
@@ -27,6 +30,14 @@ export class RestPayloadNotUtf8Error extends SagaStreamsError {
     );
     this.field = field;
   }
+}
+
+/** Like `strictUtf8`, but a leading BOM is dropped, as text decoding always did for payloads. */
+const strictPayloadUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The payload's text; throws a TypeError when the bytes are not well-formed UTF-8. */
+export function decodeUtf8Strict(bytes: Uint8Array): string {
+  return strictPayloadUtf8.decode(bytes);
 }
 
 /** The text whose UTF-8 encoding is exactly `bytes`, or undefined when there is none. */

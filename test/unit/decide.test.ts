@@ -215,4 +215,16 @@ describe('decideAll', () => {
       expect(unhandled).toEqual([]);
     });
   });
+
+  it('dead-letters an entry that repeats a field name without running its processor; the rest go on', async () => {
+    const seen: string[] = [];
+    const process: EntryProcessor = async (e) => {
+      seen.push(e.id);
+      return Verdicts.ack();
+    };
+    const malformed: StreamEntry = { ...entry('2-0', 'x'), repeatsFieldName: true };
+    const result = await decideAll([entry('1-0', 'x'), malformed, entry('3-0', 'x')], process, options({ concurrency: 2, orderingKey: keyOf }));
+    expect(result.decisions.map((d) => d.verdict)).toEqual([Verdicts.ack(), Verdicts.deadLetter('entry_malformed'), Verdicts.ack()]);
+    expect(seen).toEqual(['1-0', '3-0']);
+  });
 });
