@@ -22,6 +22,8 @@ export interface ClaimResult {
   readonly nextCursor: string | undefined;
   /** Fresh entries asked for; a fresh read that returns fewer came back short. */
   readonly freshRequested: number;
+  /** With plan.peekLastId: the stream's newest id read just before the fresh read (undefined if empty). */
+  readonly streamLastId?: string;
 }
 
 /** What one claim asks for: how many fresh entries, and whether (and how many) to reclaim. */
@@ -29,6 +31,12 @@ export interface ClaimPlan {
   readonly fresh: number;
   /** 0 leaves XAUTOCLAIM out of this claim. */
   readonly reclaim: number;
+  /**
+   * Also read the stream's newest id, just before the fresh read: if that read then finds
+   * nothing, every entry up to that id went to other consumers, and a waiting run need not
+   * wake for any of them (see wait.ts).
+   */
+  readonly peekLastId?: boolean;
 }
 
 export function fullClaimPlan(config: ConsumerConfig): ClaimPlan {
@@ -38,6 +46,8 @@ export function fullClaimPlan(config: ConsumerConfig): ClaimPlan {
 export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operation[] {
   const { keys } = config;
   const ops: Operation[] = [];
+  // Before XREADGROUP: an id read here existed when the fresh read ran.
+  if (plan.peekLastId === true) ops.push(command('XREVRANGE', keys.stream, '+', '-', 'COUNT', 1));
   if (plan.reclaim > 0) {
     ops.push({
       script: claimScript,
@@ -51,6 +61,12 @@ export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operat
 
 /** Decodes the replies of claimOperations(config, plan), in the same order. */
 export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): ClaimResult {
+  let streamLastId: string | undefined;
+  if (plan.peekLastId === true) {
+    const [newest] = asArray(replies[0], 'XREVRANGE reply');
+    if (newest !== undefined) streamLastId = asText(asArray(newest, 'XREVRANGE entry')[0], 'XREVRANGE entry id');
+    replies = replies.slice(1);
+  }
   let reclaimed: StreamEntry[] = [];
   let deletedIds: string[] = [];
   let nextCursor: string | undefined;
@@ -69,6 +85,7 @@ export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): 
     deletedIds,
     nextCursor,
     freshRequested: plan.fresh,
+    streamLastId,
   };
 }
 

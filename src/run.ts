@@ -19,7 +19,7 @@ import { decideRound, releasable, roundReport, type RoundDeps } from './round';
 import { RoundSizer } from './round-size';
 import { NOTHING_SETTLED, settleCall, settleResultOf } from './settle';
 import { asInteger } from './redis/reply';
-import { maxEntryId, waitForEntries, type WakeState } from './wait';
+import { noteClaimed, waitForEntries, type WakeState } from './wait';
 
 /** Below this much handler time after the settle reserve, a run does not start. */
 export const MIN_HANDLER_WINDOW_MS = 50;
@@ -58,9 +58,11 @@ export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<R
   const wake: WakeState = { lastSeenId: '$' };
   let total = EMPTY_RUN;
   let roundTripsBefore = 0;
+  let woke = false;
   while (!stopping()) {
-    const plan = sizer.plan(settleBy - now(), true);
-    if (plan === undefined) break; // not even one entry fits in the time left
+    const sized = sizer.plan(settleBy - now(), true);
+    if (sized === undefined) break; // not even one entry fits in the time left
+    const plan = woke ? { ...sized, peekLastId: true } : sized;
     const roundStart = now();
     const claim = await claimEntries(port, config, plan);
     sizer.observeExchange(now() - roundStart);
@@ -89,10 +91,11 @@ export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<R
     if (last) break;
 
     // Fresh entries come in id order after the reclaimed ones: the last is the newest.
-    if (freshCount > 0) wake.lastSeenId = maxEntryId(wake.lastSeenId, claim.entries[claim.entries.length - 1]!.id);
+    noteClaimed(wake, freshCount > 0 ? claim.entries[claim.entries.length - 1]!.id : undefined, claim.streamLastId);
+    woke = false;
     if (options.mode === 'continuous' && claim.entries.length === 0) {
       const waitMs = Math.min(config.blockMs, settleBy - now());
-      await waitForEntries(port, config.keys.stream, wake, waitMs, options.signal, config.wait);
+      woke = await waitForEntries(port, config.keys.stream, wake, waitMs, options.signal, config.wait);
     }
   }
   return {
