@@ -21,7 +21,8 @@
 
   KEYS[1]    source stream (must equal each record's source_stream)
   KEYS[2]    dead-letter stream
-  KEYS[2+i]  the marker key of the i-th record (computed by the caller from its orig_ fields)
+  KEYS[2+i]  the marker key of the i-th record (computed by the caller from the record's group
+             and source_entry_id: <prefix><group>:<source_entry_id>)
   ARGV[i]    the i-th DLT record id
 
   Reply: one { status, new_entry_id } per ARGV id, in order

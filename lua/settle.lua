@@ -19,7 +19,9 @@
 
   KEYS[1]     source stream
   KEYS[2]     dead-letter stream
-  KEYS[3..]   one marker key per dead-letter, in ARGV order
+  KEYS[3..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
+              (per group and entry, SPEC §3.4: a marker never hides another group's verdict
+              or another entry that reuses an event id)
   ARGV[1]     group
   ARGV[2]     marker TTL, seconds
   ARGV[3]     n = number of ack ids, followed by the n ids

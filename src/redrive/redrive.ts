@@ -9,20 +9,22 @@
  * at-most-once per record: redriving the same id twice finds nothing the second time.
  *
  * Two round trips per batch: the records are read first because their marker keys derive
- * from the original fields (markerKeyFor, the rule settle uses) and every key a script
- * touches must be passed in KEYS. Entries are immutable, so what was read cannot change
- * before the script runs; a record deleted meanwhile is reported `missing`.
+ * from the record's `group` and `source_entry_id` (markerKey, the rule settle uses) and
+ * every key a script touches must be passed in KEYS. Entries are immutable, so what was read
+ * cannot change before the script runs; a record deleted meanwhile is reported `missing`.
+ * The marker prefix is this config's (`keys.markerPrefix`); the group is the record's, so a
+ * redriver built for any group of the stream clears the marker of the group that rejected.
  */
 import type { ConsumerConfig } from '../config';
 import { ReplyShapeError } from '../errors';
 import { redriveScript } from '../generated/lua-scripts';
+import { markerKey } from '../keys';
 import { assertSingleSlot } from '../poller';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asText } from '../redis/reply';
 import { runOperations, runScript } from '../redis/script';
-import { markerKeyFor } from '../settle';
 import { listDeadLetters, type DeadLetterPage, type DeadLetterQuery } from './list';
-import { originalEntry, parseDeadLetterRecord, type DeadLetterRecord } from './record';
+import { parseDeadLetterRecord, type DeadLetterRecord } from './record';
 
 /** Records per redrive.lua call: bounds the script's run time and its KEYS list. */
 export const REDRIVE_BATCH = 500;
@@ -103,7 +105,7 @@ async function redriveBatch(port: RedisPort, config: ConsumerConfig, ids: readon
 
   const reply = await runScript(port, {
     script: redriveScript,
-    keys: [config.keys.stream, config.keys.dlt, ...chosen.map(({ record }) => markerKeyFor(config, originalEntry(record)))],
+    keys: [config.keys.stream, config.keys.dlt, ...chosen.map(({ record }) => markerKey(config.keys, record.group, record.sourceEntryId))],
     args: chosen.map(({ record }) => record.id),
   });
   asArray(reply, 'redrive reply').forEach((item, j) => {

@@ -11,6 +11,8 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { ensureGroup } from '../../src/groups';
+import { markerKey } from '../../src/keys';
 import { createPoller, type Poller } from '../../src/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import { createProcessor, rawPayload } from '../../src/processor';
@@ -57,7 +59,7 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
 
   const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });
   const dlt = () => poller.config.keys.dlt;
-  const markerOf = (eventId: string) => `${poller.config.keys.markerPrefix}${eventId}`;
+  const markerOf = (sourceEntryId: string, group = 'g') => markerKey(poller.config.keys, group, sourceEntryId);
   /** An entry's fields as [name, bytes] pairs, in stream order. */
   const fieldsOf = async (id: string) => {
     const [entry] = await admin.xrangeBuffer(stream, id, id);
@@ -83,7 +85,7 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
       ['x_custom', 'kept as is'],
     ];
     const sourceId = await deadLetter(original);
-    expect(await admin.get(markerOf('e1'))).toBe(sourceId);
+    expect(await admin.get(markerOf(sourceId))).toBe(sourceId);
 
     const { records, next } = await redriver.list({ reasons: ['order_unknown'] });
     expect(next).toBeUndefined();
@@ -98,7 +100,7 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     expect(outcomes).toEqual([{ id: record!.id, status: 'redriven', entryId: newId }]);
     expect(newId).not.toBe(sourceId);
     expect(await fieldsOf(newId)).toEqual(original.map(([name, value]) => [name, Buffer.from(value)]));
-    expect(await admin.exists(markerOf('e1'))).toBe(0);
+    expect(await admin.exists(markerOf(sourceId))).toBe(0);
     expect(await admin.xlen(dlt())).toBe(0);
 
     behaviour = () => 'committed';
@@ -126,13 +128,13 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     expect(records).toHaveLength(1);
     expect(records[0]!.id).not.toBe(first!.id);
     expect(records[0]).toMatchObject({ eventId: 'e1', sourceEntryId: entryId, reason: 'order_unknown' });
-    expect(await admin.get(markerOf('e1'))).toBe(entryId);
+    expect(await admin.get(markerOf(entryId!))).toBe(entryId);
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
   });
 
-  it('clears the entry-id marker of an entry that had no usable event_id', async () => {
+  it('clears the marker of an entry that had no usable event_id', async () => {
     const sourceId = await deadLetter([['payload', 'no id']]);
-    const entryMarker = `${poller.config.keys.entryMarkerPrefix}${sourceId}`;
+    const entryMarker = markerOf(sourceId);
     expect(await admin.exists(entryMarker)).toBe(1);
     const [record] = (await redriver.list({ reasons: ['event_id_missing'] })).records;
 
@@ -140,6 +142,22 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
 
     expect(await admin.exists(entryMarker)).toBe(0);
     expect(await fieldsOf(await lastEntryId())).toEqual([['payload', Buffer.from('no id')]]);
+  });
+
+  it('clears only the marker of the group whose record is redriven', async () => {
+    await ensureGroup(port, stream, 'h', '0-0');
+    const sourceId = await deadLetter([['event_id', 'e1'], ['payload', 'p']]);
+    const byH = createPoller({ port, config: fastConfig(stream, { group: 'h' }), process: createProcessor(rawPayload, () => reject('e1')) });
+    expect(await byH.run({ mode: 'drain' })).toMatchObject({ deadLettered: 1 });
+    const records = (await redriver.list()).records;
+    expect(records.map((r) => r.group)).toEqual(['g', 'h']);
+
+    // The redriver is built for group g; the record names h, so h's marker is the one cleared.
+    expect((await redriver.redrive([records[1]!.id]))[0]!.status).toBe('redriven');
+
+    expect(await admin.exists(markerOf(sourceId, 'h'))).toBe(0);
+    expect(await admin.get(markerOf(sourceId, 'g'))).toBe(sourceId);
+    expect((await redriver.list()).records.map((r) => r.id)).toEqual([records[0]!.id]);
   });
 
   it('restores non-UTF-8 fields byte-for-byte', async () => {
@@ -231,7 +249,7 @@ describe.each(clientKinds)('redrive of a signed entry over $name', (kind) => {
       expect(await poller.run({ mode: 'drain' })).toMatchObject({ acked: 1, deadLettered: 0, authRejected: 0 });
       expect(await pendingIds(admin, stream, 'g')).toEqual([]);
       expect(await admin.xlen(poller.config.keys.dlt)).toBe(0);
-      expect(await admin.exists(`${poller.config.keys.markerPrefix}s1`)).toBe(0);
+      expect(await admin.exists(markerKey(poller.config.keys, 'g', records[0]!.sourceEntryId))).toBe(0);
     } finally {
       await port.close();
       admin.disconnect();

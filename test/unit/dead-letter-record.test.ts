@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseConsumerConfig } from '../../src/config';
+import { markerKey } from '../../src/keys';
 import type { RedisPort, RedisReply } from '../../src/redis/port';
 import { listDeadLetters } from '../../src/redrive/list';
-import { originalEntry, parseDeadLetterRecord } from '../../src/redrive/record';
-import { markerKeyFor } from '../../src/settle';
+import { parseDeadLetterRecord } from '../../src/redrive/record';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const item = (id: string, fields: Array<[string, string | Uint8Array]>): RedisReply => [
@@ -53,13 +53,11 @@ describe('dead-letter records', () => {
     expect(record.original.size).toBe(0);
   });
 
-  it('derives the marker settle wrote: by event_id, or by source entry id without a usable one', () => {
-    const byEvent = parseDeadLetterRecord(item('2-0', [['source_entry_id', '1-0'], ['orig_event_id', 'e1']]));
-    expect(markerKeyFor(config, originalEntry(byEvent))).toBe('orders:dlt:marker:e1');
-    const noId = parseDeadLetterRecord(item('2-1', [['source_entry_id', '1-1'], ['orig_payload', 'p']]));
-    expect(markerKeyFor(config, originalEntry(noId))).toBe('orders:dlt:entry-marker:1-1');
-    const badId = parseDeadLetterRecord(item('2-2', [['source_entry_id', '1-2'], ['orig_event_id', 'has space']]));
-    expect(markerKeyFor(config, originalEntry(badId))).toBe('orders:dlt:entry-marker:1-2');
+  it('derives the marker settle wrote from the record: per group and source entry, whatever the event id', () => {
+    const record = parseDeadLetterRecord(item('2-0', [['group', 'billing'], ['source_entry_id', '1-0'], ['orig_event_id', 'e1']]));
+    expect(markerKey(config.keys, record.group, record.sourceEntryId)).toBe('orders:dlt:marker:billing:1-0');
+    const overridden = parseConsumerConfig({ stream: 'orders', group: 'g', consumer: 'c', runBudgetMs: 1_000, minIdleMs: 2_000, keys: { markerPrefix: 'm:' } });
+    expect(markerKey(overridden.keys, record.group, record.sourceEntryId)).toBe('m:billing:1-0');
   });
 });
 
