@@ -17,12 +17,14 @@ import { createPoller, type Poller } from '../../src/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import { createProcessor, rawPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
+import { redriveScript } from '../../src/generated/lua-scripts';
+import { MAX_RESTORE_FIELDS } from '../../src/redrive/record';
 import { createRedriver, type Redriver } from '../../src/redrive/redrive';
 import { Rejection, type HandlerOutcome } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
 import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';
-import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
+import { adminClient, dltRecords, pendingIds, uniquePrefix } from '../support/redis';
 
 const HOUR_MS = 3_600_000;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -175,6 +177,97 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     await redriver.redrive([record!.id]);
 
     expect(await fieldsOf(await lastEntryId())).toEqual(original);
+  });
+
+  describe('wide entries (SPEC §3.3)', () => {
+    /** `count` fields in all: event_id, payload, then numbered fields with distinct values. */
+    const wideEntry = (count: number, eventId: string): Array<[string, string]> => [
+      ['event_id', eventId],
+      ['payload', 'p'],
+      ...Array.from({ length: count - 2 }, (_, i): [string, string] => [`f${i}`, `v${i}-${'x'.repeat(i % 7)}`]),
+    ];
+    const asBuffers = (fields: Array<[string, string]>) => fields.map(([name, value]) => [name, Buffer.from(value)]);
+
+    it('restores a 1,000-field entry exactly (copied field by field)', async () => {
+      const original = wideEntry(1_000, 'w1');
+      await deadLetter(original);
+      const [record] = (await redriver.list()).records;
+      expect(record).toMatchObject({ originalForm: 'fields', unrestorable: undefined });
+
+      expect((await redriver.redrive([record!.id]))[0]!.status).toBe('redriven');
+
+      expect(await fieldsOf(await lastEntryId())).toEqual(asBuffers(original));
+      expect(await admin.xlen(dlt())).toBe(0);
+    });
+
+    it('keeps a 4,000-field entry whole (packed) and restores it exactly, past the unpack() limit', async () => {
+      const original = wideEntry(4_000, 'w4');
+      const sourceId = await deadLetter(original);
+      const [raw] = await dltRecords(admin, dlt());
+      expect(Object.keys(raw!).filter((name) => name.startsWith('orig_'))).toEqual([]);
+      expect(raw).not.toHaveProperty('orig_omitted_fields');
+      const [record] = (await redriver.list()).records;
+      expect(record).toMatchObject({ originalForm: 'packed', unrestorable: undefined, eventId: 'w4', sourceEntryId: sourceId });
+      expect(record!.originalFields.map(([name, value]) => [name, Buffer.from(value).toString()])).toEqual(original);
+
+      const [outcome] = await redriver.redrive([record!.id]);
+
+      expect(outcome).toMatchObject({ status: 'redriven' });
+      expect(await fieldsOf(outcome!.entryId!)).toEqual(asBuffers(original));
+      expect(await admin.exists(markerOf(sourceId))).toBe(0);
+      expect(await admin.xlen(dlt())).toBe(0);
+    });
+
+    it('restores a packed record byte-for-byte, repeated field names and binary values included', async () => {
+      const blob = Buffer.from([0xff, 0x00, 0xc1, 0x80]);
+      const flat = [Buffer.from('event_id'), Buffer.from('e2'), Buffer.from('dup'), blob, Buffer.from('dup'), Buffer.from('second')];
+      const packed = (await admin.callBuffer('EVAL', 'return cmsgpack.pack(ARGV)', 0, ...flat)) as Buffer;
+      const id = (await admin.xadd(dlt(), '*', 'event_id', 'e2', 'reason', 'r', 'source_stream', stream, 'group', 'g', 'source_entry_id', '1-1', 'packed_original', packed)) as string;
+
+      expect((await redriver.redrive([id]))[0]).toMatchObject({ status: 'redriven' });
+
+      const [entry] = await admin.xrangeBuffer(stream, '-', '+');
+      expect(entry![1]).toEqual(flat);
+    });
+
+    it('refuses, keeping record and marker, an entry wider than it restores', async () => {
+      const original = wideEntry(MAX_RESTORE_FIELDS + 1, 'w10k');
+      const sourceId = await deadLetter(original);
+      const [record] = (await redriver.list()).records;
+      expect(record).toMatchObject({ originalForm: 'packed', unrestorable: 'too_wide' });
+      const length = await admin.xlen(stream);
+
+      expect(await redriver.redrive([record!.id])).toEqual([{ id: record!.id, status: 'unrestorable', reason: 'too_wide' }]);
+
+      expect(await admin.xlen(stream)).toBe(length);
+      expect(await admin.xlen(dlt())).toBe(1);
+      expect(await admin.exists(markerOf(sourceId))).toBe(1);
+    });
+
+    it('refuses records that cannot be restored exactly, in the script too, and keeps them', async () => {
+      const record = (...fields: Array<string | Buffer>) =>
+        admin.xadd(dlt(), '*', 'reason', 'r', 'source_stream', stream, 'group', 'g', 'source_entry_id', '1-1', ...fields) as Promise<string>;
+      const packedMap = (await admin.callBuffer('EVAL', "return cmsgpack.pack({a = 'b'})", 0)) as Buffer;
+      const packedPair = (await admin.callBuffer('EVAL', 'return cmsgpack.pack(ARGV)', 0, 'f', 'v')) as Buffer;
+      const refused = [
+        [await record('packed_original', Buffer.from([0x92, 0xa1])), 'packed_unreadable'],
+        [await record('packed_original', packedMap), 'packed_unreadable'],
+        [await record('packed_original', Buffer.concat([packedPair, Buffer.from([0x01])])), 'packed_unreadable'],
+        [await record('packed_original', packedPair, 'orig_f', 'v'), 'ambiguous_original'],
+        // What an older version wrote for an entry over 3,900 fields: a count, no fields.
+        [await record('orig_omitted_fields', '5002'), 'fields_omitted'],
+      ] as const;
+      const ids = refused.map(([id]) => id);
+      const length = await admin.xlen(stream);
+
+      expect(await redriver.redrive(ids)).toEqual(refused.map(([id, reason]) => ({ id, status: 'unrestorable', reason })));
+      // The script refuses them on its own, whatever the caller checked first.
+      const direct = (await admin.eval(redriveScript.text, 2 + ids.length, stream, dlt(), ...ids.map(() => 'marker'), ...ids)) as string[][];
+      expect(direct).toEqual(refused.map(([, reason]) => ['unrestorable', '', reason]));
+
+      expect(await admin.xlen(stream)).toBe(length);
+      expect((await admin.xrange(dlt(), '-', '+')).map(([id]) => id)).toEqual(ids);
+    });
   });
 
   it('reports what it cannot redrive and leaves those records alone', async () => {

@@ -125,16 +125,21 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
     });
   });
 
-  it('dead-letters an entry too wide to copy, recording how many fields were left out', async () => {
+  it('dead-letters an entry too wide to copy field by field with the whole entry packed, never a bare count', async () => {
     const poller = createPoller({ port, config: fastConfig(stream), process: recordingProcessor([], () => Promise.reject(new Rejection('poison'))) });
     const wide: Record<string, string> = { event_id: 'wide', payload: 'p' };
-    for (let i = 0; i < 5_000; i += 1) wide[`f${i}`] = 'x';
-    await append(admin, stream, wide);
+    for (let i = 0; i < 5_000; i += 1) wide[`f${i}`] = `x${i}`;
+    const id = await append(admin, stream, wide);
     const report = await poller.run({ mode: 'drain' });
     expect(report.deadLettered).toBe(1);
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
-    const [record] = await dltRecords(admin, poller.config.keys.dlt);
-    expect(record).toMatchObject({ reason: 'poison', event_id: 'wide', orig_omitted_fields: '5002' });
+    const [raw] = await dltRecords(admin, poller.config.keys.dlt);
+    expect(raw).toMatchObject({ reason: 'poison', event_id: 'wide', source_entry_id: id });
+    expect(Object.keys(raw!).filter((name) => name.startsWith('orig_'))).toEqual([]);
+    const [item] = await admin.xrangeBuffer(poller.config.keys.dlt, '-', '+');
+    const packedAt = item![1].findIndex((name) => name.toString() === 'packed_original');
+    const unpacked = (await admin.eval('return cmsgpack.unpack(ARGV[1])', 0, item![1][packedAt + 1]!)) as string[];
+    expect(unpacked).toEqual(Object.entries(wide).flat());
   });
 
   it('restarts the PEL pass when the stored cursor is not an entry id', async () => {
