@@ -14,12 +14,19 @@
   would let a failed XADD be followed by an ack with no evidence anywhere.
 
   The DLT record copies every original field as orig_<name>, read here with XRANGE so the
-  bytes are exact and never round-trip through the client. An entry with more than 3900
-  fields (crafted; unpack() cannot carry it) is recorded with orig_omitted_fields = count.
+  bytes are exact and never round-trip through the client. An entry too wide to copy field
+  by field (more than 3,900 fields: the record's XADD goes through unpack(), which Lua caps
+  near 8,000 values) still leaves its evidence whole: its flat field/value array, packed
+  with cmsgpack into the single field packed_original (no orig_ fields then). Packing takes
+  the table itself, never unpack(), so no width is too large. The name sits outside the
+  orig_ namespace on purpose: an original field called "packed" is recorded as orig_packed,
+  and must never be mistaken for a packed entry. redrive.lua restores either form exactly.
 
   KEYS[1]     source stream
   KEYS[2]     dead-letter stream
-  KEYS[3..]   one marker key per dead-letter, in ARGV order
+  KEYS[3..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
+              (per group and entry, SPEC §3.4: a marker never hides another group's verdict
+              or another entry that reuses an event id)
   ARGV[1]     group
   ARGV[2]     marker TTL, seconds
   ARGV[3]     n = number of ack ids, followed by the n ids
@@ -38,6 +45,7 @@ local ack_count = tonumber(ARGV[3])
 -- never copy more original values than fit beside the record's own fields.
 local ACK_CHUNK = 1000
 local MAX_ORIGINAL_VALUES = 7800
+local PACKED_FIELD = 'packed_original'
 local acked = 0
 local i = 4
 local last_ack = 3 + ack_count
@@ -70,10 +78,9 @@ while i <= #ARGV do
           record[#record + 1] = fields[f + 1]
         end
       else
-        -- unpack() below cannot carry this many values: an entry built to be too wide to
-        -- copy must still leave the PEL. Record how many fields were left out instead.
-        record[#record + 1] = 'orig_omitted_fields'
-        record[#record + 1] = tostring(#fields / 2)
+        -- unpack() below cannot carry this many values; one packed value can.
+        record[#record + 1] = PACKED_FIELD
+        record[#record + 1] = cmsgpack.pack(fields)
       end
     end
     redis.call('XADD', dlt, '*', unpack(record))

@@ -98,7 +98,7 @@ export type { Redriver, RedriveOutcome, RedriveStatus } from './redrive/redrive'
 export { listDeadLetters, DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT } from './redrive/list';
 export type { DeadLetterQuery, DeadLetterPage } from './redrive/list';
 export { parseDeadLetterRecord, originalEntry, DeadLetterFields, ORIGINAL_FIELD_PREFIX } from './redrive/record';
-export type { DeadLetterRecord } from './redrive/record';
+export type { DeadLetterRecord, OriginalForm, UnrestorableReason } from './redrive/record';
 export { probeBacklog } from './probes/backlog';
 export type { Backlog, BacklogTarget } from './probes/backlog';
 export { checkReadiness } from './probes/readiness';

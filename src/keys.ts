@@ -30,10 +30,8 @@ export function hasHashTag(key: string): boolean {
 export interface StreamKeys {
   readonly stream: string;
   readonly dlt: string;
-  /** Dead-letter markers are `<markerPrefix><event_id>`. */
+  /** Dead-letter markers are `<markerPrefix><group>:<source_entry_id>` (see markerKey). */
   readonly markerPrefix: string;
-  /** Markers for entries with no usable event_id, keyed by entry id; disjoint from markerPrefix. */
-  readonly entryMarkerPrefix: string;
   readonly cursor: string;
   /** Publish-dedupe records are `<publishDedupePrefix><event_id>`. */
   readonly publishDedupePrefix: string;
@@ -47,15 +45,24 @@ export interface StreamKeyOverrides {
 }
 
 export function deriveStreamKeys(stream: string, group: string, overrides: StreamKeyOverrides = {}): StreamKeys {
-  const dlt = overrides.dlt ?? `${stream}:dlt`;
   return {
     stream,
-    dlt,
+    dlt: overrides.dlt ?? `${stream}:dlt`,
     markerPrefix: overrides.markerPrefix ?? `${stream}:dlt:marker:`,
-    entryMarkerPrefix: `${dlt}:entry-marker:`,
     cursor: overrides.cursor ?? `${stream}:cursor:${group}`,
     publishDedupePrefix: overrides.publishDedupePrefix ?? `${stream}:pub:`,
   };
+}
+
+/**
+ * The dead-letter marker of one group's verdict on one source entry (SPEC §3.4). Keyed by
+ * group and entry id, never by event id: a marker makes a replayed settle of the same entry
+ * by the same group idempotent, and must never hide another group's verdict on that entry
+ * or another entry that reuses an event id. Entry ids are always key-safe, so entries with
+ * and without an event id share one rule.
+ */
+export function markerKey(keys: Pick<StreamKeys, 'markerPrefix'>, group: string, sourceEntryId: string): string {
+  return `${keys.markerPrefix}${group}:${sourceEntryId}`;
 }
 
 /** Event ids become key suffixes (markers, dedupe records): same rule as key names. */

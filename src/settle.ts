@@ -5,7 +5,7 @@
 import type { ConsumerConfig } from './config';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { settleScript } from './generated/lua-scripts';
-import { isValidEventId } from './keys';
+import { markerKey } from './keys';
 import type { RedisArg, RedisPort, RedisReply } from './redis/port';
 import { asArray, asInteger } from './redis/reply';
 import { runScript, type ScriptCall } from './redis/script';
@@ -24,14 +24,6 @@ export interface SettleResult {
 }
 
 export const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0 };
-
-/** An event's marker is keyed by event_id; an entry without a usable one by its entry id. */
-export function markerKeyFor(config: ConsumerConfig, entry: StreamEntry): string {
-  const eventId = fieldText(entry, Fields.eventId);
-  return eventId !== undefined && isValidEventId(eventId)
-    ? config.keys.markerPrefix + eventId
-    : config.keys.entryMarkerPrefix + entry.id;
-}
 
 export function needsSettling(decisions: readonly Decision[]): boolean {
   return decisions.some((d) => d.verdict.kind !== 'retain');
@@ -58,7 +50,7 @@ export function settleCall(config: ConsumerConfig, decisions: readonly Decision[
   for (const { entry, verdict } of decisions) {
     if (verdict.kind === 'ack') ackIds.push(entry.id);
     if (verdict.kind !== 'dead-letter') continue;
-    markers.push(markerKeyFor(config, entry));
+    markers.push(markerKey(config.keys, config.group, entry.id));
     deadLetterArgs.push(entry.id, fieldText(entry, Fields.eventId) ?? '', verdict.reason, entry.deliveries);
   }
   return {

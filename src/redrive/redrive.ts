@@ -9,20 +9,22 @@
  * at-most-once per record: redriving the same id twice finds nothing the second time.
  *
  * Two round trips per batch: the records are read first because their marker keys derive
- * from the original fields (markerKeyFor, the rule settle uses) and every key a script
- * touches must be passed in KEYS. Entries are immutable, so what was read cannot change
- * before the script runs; a record deleted meanwhile is reported `missing`.
+ * from the record's `group` and `source_entry_id` (markerKey, the rule settle uses) and
+ * every key a script touches must be passed in KEYS. Entries are immutable, so what was read
+ * cannot change before the script runs; a record deleted meanwhile is reported `missing`.
+ * The marker prefix is this config's (`keys.markerPrefix`); the group is the record's, so a
+ * redriver built for any group of the stream clears the marker of the group that rejected.
  */
 import type { ConsumerConfig } from '../config';
 import { ReplyShapeError } from '../errors';
 import { redriveScript } from '../generated/lua-scripts';
+import { markerKey } from '../keys';
 import { assertSingleSlot } from '../poller';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asText } from '../redis/reply';
 import { runOperations, runScript } from '../redis/script';
-import { markerKeyFor } from '../settle';
 import { listDeadLetters, type DeadLetterPage, type DeadLetterQuery } from './list';
-import { originalEntry, parseDeadLetterRecord, type DeadLetterRecord } from './record';
+import { parseDeadLetterRecord, type DeadLetterRecord, type UnrestorableReason } from './record';
 
 /** Records per redrive.lua call: bounds the script's run time and its KEYS list. */
 export const REDRIVE_BATCH = 500;
@@ -31,8 +33,10 @@ export const REDRIVE_BATCH = 500;
  * `redriven`: re-appended as `entryId`, marker and record deleted. `missing`: no such record
  * (already redriven, trimmed, or not an entry id). `foreign`: the record names another
  * source stream. `no_original`: the record holds no original fields to restore.
+ * `unrestorable`: the record's original cannot be restored exactly (`reason` says why);
+ * nothing is appended, and the record and its marker are kept as the evidence.
  */
-export type RedriveStatus = 'redriven' | 'missing' | 'foreign' | 'no_original';
+export type RedriveStatus = 'redriven' | 'missing' | 'foreign' | 'no_original' | 'unrestorable';
 
 export interface RedriveOutcome {
   /** The DLT record id asked for. */
@@ -40,6 +44,8 @@ export interface RedriveOutcome {
   readonly status: RedriveStatus;
   /** The new source entry id, when redriven. */
   readonly entryId?: string;
+  /** Why, when `unrestorable`. */
+  readonly reason?: UnrestorableReason;
 }
 
 export interface Redriver {
@@ -55,7 +61,8 @@ export interface RedriverOptions {
 }
 
 const ENTRY_ID = /^\d+-\d+$/;
-const STATUSES: readonly string[] = ['redriven', 'missing', 'foreign', 'no_original'] satisfies RedriveStatus[];
+const STATUSES: readonly string[] = ['redriven', 'missing', 'foreign', 'no_original', 'unrestorable'] satisfies RedriveStatus[];
+const REASONS: readonly string[] = ['packed_unreadable', 'ambiguous_original', 'fields_omitted', 'too_wide'] satisfies UnrestorableReason[];
 
 export function createRedriver({ port, config }: RedriverOptions): Redriver {
   if (port.cluster) assertSingleSlot(config.keys);
@@ -80,9 +87,11 @@ async function readRecords(port: RedisPort, dlt: string, ids: readonly string[])
 }
 
 /** Why a record cannot be redriven, decided without touching Redis again; undefined = send it to the script. */
-function precheck(config: ConsumerConfig, record: DeadLetterRecord): RedriveStatus | undefined {
-  if (record.sourceStream !== config.keys.stream) return 'foreign';
-  if (record.original.size === 0) return 'no_original';
+function precheck(id: string, config: ConsumerConfig, record: DeadLetterRecord | undefined): RedriveOutcome | undefined {
+  if (record === undefined) return { id, status: 'missing' };
+  if (record.sourceStream !== config.keys.stream) return { id, status: 'foreign' };
+  if (record.unrestorable !== undefined) return { id, status: 'unrestorable', reason: record.unrestorable };
+  if (record.originalForm === 'none') return { id, status: 'no_original' };
   return undefined;
 }
 
@@ -95,15 +104,15 @@ async function redriveBatch(port: RedisPort, config: ConsumerConfig, ids: readon
   const chosen: Array<{ index: number; record: DeadLetterRecord }> = [];
   ids.forEach((id, index) => {
     const record = byId.get(id);
-    const refused = record === undefined ? 'missing' : precheck(config, record);
+    const refused = precheck(id, config, record);
     if (refused === undefined) chosen.push({ index, record: record! });
-    outcomes.push({ id, status: refused ?? 'missing' });
+    outcomes.push(refused ?? { id, status: 'missing' });
   });
   if (chosen.length === 0) return outcomes;
 
   const reply = await runScript(port, {
     script: redriveScript,
-    keys: [config.keys.stream, config.keys.dlt, ...chosen.map(({ record }) => markerKeyFor(config, originalEntry(record)))],
+    keys: [config.keys.stream, config.keys.dlt, ...chosen.map(({ record }) => markerKey(config.keys, record.group, record.sourceEntryId))],
     args: chosen.map(({ record }) => record.id),
   });
   asArray(reply, 'redrive reply').forEach((item, j) => {
@@ -114,9 +123,14 @@ async function redriveBatch(port: RedisPort, config: ConsumerConfig, ids: readon
 }
 
 function scriptOutcome(id: string, item: RedisReply): RedriveOutcome {
-  const [status, entryId] = asArray(item, 'redrive outcome');
+  const [status, entryId, detail] = asArray(item, 'redrive outcome');
   const statusText = asText(status, 'redrive status');
   if (!STATUSES.includes(statusText)) throw new ReplyShapeError('redrive status');
   const newId = asText(entryId, 'redriven entry id');
+  const reason = asText(detail, 'redrive detail');
+  if (statusText === 'unrestorable') {
+    if (!REASONS.includes(reason)) throw new ReplyShapeError('redrive detail');
+    return { id, status: 'unrestorable', reason: reason as UnrestorableReason };
+  }
   return newId === '' ? { id, status: statusText as RedriveStatus } : { id, status: statusText as RedriveStatus, entryId: newId };
 }

@@ -5,6 +5,7 @@
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors';
+import { markerKey } from '../../src/keys';
 import { checkReadiness } from '../../src/probes/readiness';
 import { createPoller } from '../../src/poller';
 import { meterPort } from '../../src/redis/metered';
@@ -28,12 +29,12 @@ describe('redis cluster (ioredis)', () => {
     });
     expect(await poller.ensureGroup()).toBe('created');
     await admin.xadd(stream, '*', 'event_id', 'e1', 'payload', 'good');
-    await admin.xadd(stream, '*', 'event_id', 'e2', 'payload', 'bad');
+    const bad = (await admin.xadd(stream, '*', 'event_id', 'e2', 'payload', 'bad'))!;
     const report = await poller.run({ mode: 'drain' });
     expect(report).toMatchObject({ acked: 1, deadLettered: 1, retained: 0 });
     expect(await admin.xpending(stream, 'g')).toEqual([0, null, null, null]);
     expect(await admin.xlen(poller.config.keys.dlt)).toBe(1);
-    expect(await admin.exists(`${poller.config.keys.markerPrefix}e2`)).toBe(1);
+    expect(await admin.exists(markerKey(poller.config.keys, 'g', bad))).toBe(1);
     expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
   });
 

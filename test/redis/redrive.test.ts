@@ -11,16 +11,20 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { ensureGroup } from '../../src/groups';
+import { markerKey } from '../../src/keys';
 import { createPoller, type Poller } from '../../src/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import { createProcessor, rawPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
+import { redriveScript } from '../../src/generated/lua-scripts';
+import { MAX_RESTORE_FIELDS } from '../../src/redrive/record';
 import { createRedriver, type Redriver } from '../../src/redrive/redrive';
 import { Rejection, type HandlerOutcome } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
 import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';
-import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
+import { adminClient, dltRecords, pendingIds, uniquePrefix } from '../support/redis';
 
 const HOUR_MS = 3_600_000;
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -57,7 +61,7 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
 
   const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });
   const dlt = () => poller.config.keys.dlt;
-  const markerOf = (eventId: string) => `${poller.config.keys.markerPrefix}${eventId}`;
+  const markerOf = (sourceEntryId: string, group = 'g') => markerKey(poller.config.keys, group, sourceEntryId);
   /** An entry's fields as [name, bytes] pairs, in stream order. */
   const fieldsOf = async (id: string) => {
     const [entry] = await admin.xrangeBuffer(stream, id, id);
@@ -83,7 +87,7 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
       ['x_custom', 'kept as is'],
     ];
     const sourceId = await deadLetter(original);
-    expect(await admin.get(markerOf('e1'))).toBe(sourceId);
+    expect(await admin.get(markerOf(sourceId))).toBe(sourceId);
 
     const { records, next } = await redriver.list({ reasons: ['order_unknown'] });
     expect(next).toBeUndefined();
@@ -98,7 +102,7 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     expect(outcomes).toEqual([{ id: record!.id, status: 'redriven', entryId: newId }]);
     expect(newId).not.toBe(sourceId);
     expect(await fieldsOf(newId)).toEqual(original.map(([name, value]) => [name, Buffer.from(value)]));
-    expect(await admin.exists(markerOf('e1'))).toBe(0);
+    expect(await admin.exists(markerOf(sourceId))).toBe(0);
     expect(await admin.xlen(dlt())).toBe(0);
 
     behaviour = () => 'committed';
@@ -126,13 +130,13 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     expect(records).toHaveLength(1);
     expect(records[0]!.id).not.toBe(first!.id);
     expect(records[0]).toMatchObject({ eventId: 'e1', sourceEntryId: entryId, reason: 'order_unknown' });
-    expect(await admin.get(markerOf('e1'))).toBe(entryId);
+    expect(await admin.get(markerOf(entryId!))).toBe(entryId);
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
   });
 
-  it('clears the entry-id marker of an entry that had no usable event_id', async () => {
+  it('clears the marker of an entry that had no usable event_id', async () => {
     const sourceId = await deadLetter([['payload', 'no id']]);
-    const entryMarker = `${poller.config.keys.entryMarkerPrefix}${sourceId}`;
+    const entryMarker = markerOf(sourceId);
     expect(await admin.exists(entryMarker)).toBe(1);
     const [record] = (await redriver.list({ reasons: ['event_id_missing'] })).records;
 
@@ -140,6 +144,22 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
 
     expect(await admin.exists(entryMarker)).toBe(0);
     expect(await fieldsOf(await lastEntryId())).toEqual([['payload', Buffer.from('no id')]]);
+  });
+
+  it('clears only the marker of the group whose record is redriven', async () => {
+    await ensureGroup(port, stream, 'h', '0-0');
+    const sourceId = await deadLetter([['event_id', 'e1'], ['payload', 'p']]);
+    const byH = createPoller({ port, config: fastConfig(stream, { group: 'h' }), process: createProcessor(rawPayload, () => reject('e1')) });
+    expect(await byH.run({ mode: 'drain' })).toMatchObject({ deadLettered: 1 });
+    const records = (await redriver.list()).records;
+    expect(records.map((r) => r.group)).toEqual(['g', 'h']);
+
+    // The redriver is built for group g; the record names h, so h's marker is the one cleared.
+    expect((await redriver.redrive([records[1]!.id]))[0]!.status).toBe('redriven');
+
+    expect(await admin.exists(markerOf(sourceId, 'h'))).toBe(0);
+    expect(await admin.get(markerOf(sourceId, 'g'))).toBe(sourceId);
+    expect((await redriver.list()).records.map((r) => r.id)).toEqual([records[0]!.id]);
   });
 
   it('restores non-UTF-8 fields byte-for-byte', async () => {
@@ -157,6 +177,97 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
     await redriver.redrive([record!.id]);
 
     expect(await fieldsOf(await lastEntryId())).toEqual(original);
+  });
+
+  describe('wide entries (SPEC §3.3)', () => {
+    /** `count` fields in all: event_id, payload, then numbered fields with distinct values. */
+    const wideEntry = (count: number, eventId: string): Array<[string, string]> => [
+      ['event_id', eventId],
+      ['payload', 'p'],
+      ...Array.from({ length: count - 2 }, (_, i): [string, string] => [`f${i}`, `v${i}-${'x'.repeat(i % 7)}`]),
+    ];
+    const asBuffers = (fields: Array<[string, string]>) => fields.map(([name, value]) => [name, Buffer.from(value)]);
+
+    it('restores a 1,000-field entry exactly (copied field by field)', async () => {
+      const original = wideEntry(1_000, 'w1');
+      await deadLetter(original);
+      const [record] = (await redriver.list()).records;
+      expect(record).toMatchObject({ originalForm: 'fields', unrestorable: undefined });
+
+      expect((await redriver.redrive([record!.id]))[0]!.status).toBe('redriven');
+
+      expect(await fieldsOf(await lastEntryId())).toEqual(asBuffers(original));
+      expect(await admin.xlen(dlt())).toBe(0);
+    });
+
+    it('keeps a 4,000-field entry whole (packed) and restores it exactly, past the unpack() limit', async () => {
+      const original = wideEntry(4_000, 'w4');
+      const sourceId = await deadLetter(original);
+      const [raw] = await dltRecords(admin, dlt());
+      expect(Object.keys(raw!).filter((name) => name.startsWith('orig_'))).toEqual([]);
+      expect(raw).not.toHaveProperty('orig_omitted_fields');
+      const [record] = (await redriver.list()).records;
+      expect(record).toMatchObject({ originalForm: 'packed', unrestorable: undefined, eventId: 'w4', sourceEntryId: sourceId });
+      expect(record!.originalFields.map(([name, value]) => [name, Buffer.from(value).toString()])).toEqual(original);
+
+      const [outcome] = await redriver.redrive([record!.id]);
+
+      expect(outcome).toMatchObject({ status: 'redriven' });
+      expect(await fieldsOf(outcome!.entryId!)).toEqual(asBuffers(original));
+      expect(await admin.exists(markerOf(sourceId))).toBe(0);
+      expect(await admin.xlen(dlt())).toBe(0);
+    });
+
+    it('restores a packed record byte-for-byte, repeated field names and binary values included', async () => {
+      const blob = Buffer.from([0xff, 0x00, 0xc1, 0x80]);
+      const flat = [Buffer.from('event_id'), Buffer.from('e2'), Buffer.from('dup'), blob, Buffer.from('dup'), Buffer.from('second')];
+      const packed = (await admin.callBuffer('EVAL', 'return cmsgpack.pack(ARGV)', 0, ...flat)) as Buffer;
+      const id = (await admin.xadd(dlt(), '*', 'event_id', 'e2', 'reason', 'r', 'source_stream', stream, 'group', 'g', 'source_entry_id', '1-1', 'packed_original', packed)) as string;
+
+      expect((await redriver.redrive([id]))[0]).toMatchObject({ status: 'redriven' });
+
+      const [entry] = await admin.xrangeBuffer(stream, '-', '+');
+      expect(entry![1]).toEqual(flat);
+    });
+
+    it('refuses, keeping record and marker, an entry wider than it restores', async () => {
+      const original = wideEntry(MAX_RESTORE_FIELDS + 1, 'w10k');
+      const sourceId = await deadLetter(original);
+      const [record] = (await redriver.list()).records;
+      expect(record).toMatchObject({ originalForm: 'packed', unrestorable: 'too_wide' });
+      const length = await admin.xlen(stream);
+
+      expect(await redriver.redrive([record!.id])).toEqual([{ id: record!.id, status: 'unrestorable', reason: 'too_wide' }]);
+
+      expect(await admin.xlen(stream)).toBe(length);
+      expect(await admin.xlen(dlt())).toBe(1);
+      expect(await admin.exists(markerOf(sourceId))).toBe(1);
+    });
+
+    it('refuses records that cannot be restored exactly, in the script too, and keeps them', async () => {
+      const record = (...fields: Array<string | Buffer>) =>
+        admin.xadd(dlt(), '*', 'reason', 'r', 'source_stream', stream, 'group', 'g', 'source_entry_id', '1-1', ...fields) as Promise<string>;
+      const packedMap = (await admin.callBuffer('EVAL', "return cmsgpack.pack({a = 'b'})", 0)) as Buffer;
+      const packedPair = (await admin.callBuffer('EVAL', 'return cmsgpack.pack(ARGV)', 0, 'f', 'v')) as Buffer;
+      const refused = [
+        [await record('packed_original', Buffer.from([0x92, 0xa1])), 'packed_unreadable'],
+        [await record('packed_original', packedMap), 'packed_unreadable'],
+        [await record('packed_original', Buffer.concat([packedPair, Buffer.from([0x01])])), 'packed_unreadable'],
+        [await record('packed_original', packedPair, 'orig_f', 'v'), 'ambiguous_original'],
+        // What an older version wrote for an entry over 3,900 fields: a count, no fields.
+        [await record('orig_omitted_fields', '5002'), 'fields_omitted'],
+      ] as const;
+      const ids = refused.map(([id]) => id);
+      const length = await admin.xlen(stream);
+
+      expect(await redriver.redrive(ids)).toEqual(refused.map(([id, reason]) => ({ id, status: 'unrestorable', reason })));
+      // The script refuses them on its own, whatever the caller checked first.
+      const direct = (await admin.eval(redriveScript.text, 2 + ids.length, stream, dlt(), ...ids.map(() => 'marker'), ...ids)) as string[][];
+      expect(direct).toEqual(refused.map(([, reason]) => ['unrestorable', '', reason]));
+
+      expect(await admin.xlen(stream)).toBe(length);
+      expect((await admin.xrange(dlt(), '-', '+')).map(([id]) => id)).toEqual(ids);
+    });
   });
 
   it('reports what it cannot redrive and leaves those records alone', async () => {
@@ -231,7 +342,7 @@ describe.each(clientKinds)('redrive of a signed entry over $name', (kind) => {
       expect(await poller.run({ mode: 'drain' })).toMatchObject({ acked: 1, deadLettered: 0, authRejected: 0 });
       expect(await pendingIds(admin, stream, 'g')).toEqual([]);
       expect(await admin.xlen(poller.config.keys.dlt)).toBe(0);
-      expect(await admin.exists(`${poller.config.keys.markerPrefix}s1`)).toBe(0);
+      expect(await admin.exists(markerKey(poller.config.keys, 'g', records[0]!.sourceEntryId))).toBe(0);
     } finally {
       await port.close();
       admin.disconnect();

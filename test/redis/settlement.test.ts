@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { errorCode } from '../../src/errors';
 import { ensureGroup } from '../../src/groups';
+import { markerKey } from '../../src/keys';
 import { createPoller } from '../../src/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
@@ -39,7 +40,7 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
       // A previous attempt wrote the record and the marker, then failed before XACK.
       await admin.xreadgroup('GROUP', 'g', 'c1', 'STREAMS', stream, '>');
       await admin.xadd(poller.config.keys.dlt, '*', 'event_id', 'e0', 'reason', 'poison');
-      await admin.set(`${poller.config.keys.markerPrefix}e0`, id!, 'EX', 600);
+      await admin.set(markerKey(poller.config.keys, 'g', id!), id!, 'EX', 600);
       await admin.xclaim(stream, 'g', 'c1', 0, id!, 'IDLE', 60_000);
 
       const relaxed = createPoller({ port, config: fastConfig(stream, { minIdleMs: 6_000 }), process: recordingProcessor([], reject) });
@@ -62,7 +63,7 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
       expect(errorCode(failure)).toBe('REDIS_COMMAND_FAILED');
       expect(String((failure as Error).message)).toMatch(/WRONGTYPE/);
       expect(await pendingIds(admin, stream, 'g')).toEqual([id]);
-      expect(await admin.exists(`${poller.config.keys.markerPrefix}e0`)).toBe(0);
+      expect(await admin.exists(markerKey(poller.config.keys, 'g', id!))).toBe(0);
       expect(await admin.get(poller.config.keys.dlt)).toBe('not a stream');
     });
 
@@ -95,16 +96,67 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
   });
 
-  it('dead-letters an entry too wide to copy, recording how many fields were left out', async () => {
+  describe('markers per group and entry (SPEC §3.4)', () => {
+    const rejectAll = () => recordingProcessor([], () => Promise.reject(new Rejection('poison')));
+
+    it('gives each group that rejects the same entry its own record and marker', async () => {
+      await ensureGroup(port, stream, 'h', '0-0');
+      const [id] = await appendPayloads(1);
+      const byG = createPoller({ port, config: fastConfig(stream), process: rejectAll() });
+      const byH = createPoller({ port, config: fastConfig(stream, { group: 'h' }), process: rejectAll() });
+
+      expect(await byG.run({ mode: 'drain' })).toMatchObject({ deadLettered: 1 });
+      expect(await byH.run({ mode: 'drain' })).toMatchObject({ deadLettered: 1 });
+
+      const records = await dltRecords(admin, byG.config.keys.dlt);
+      expect(records.map((r) => [r.group, r.source_entry_id, r.event_id])).toEqual([
+        ['g', id, 'e0'],
+        ['h', id, 'e0'],
+      ]);
+      expect(await admin.get(markerKey(byG.config.keys, 'g', id!))).toBe(id);
+      expect(await admin.get(markerKey(byG.config.keys, 'h', id!))).toBe(id);
+      expect(await pendingIds(admin, stream, 'h')).toEqual([]);
+    });
+
+    it('records a second poison entry that reuses an event id', async () => {
+      const first = await append(admin, stream, { event_id: 'same', payload: 'p1' });
+      const second = await append(admin, stream, { event_id: 'same', payload: 'p2' });
+      const poller = createPoller({ port, config: fastConfig(stream), process: rejectAll() });
+
+      expect(await poller.run({ mode: 'drain' })).toMatchObject({ deadLettered: 2 });
+
+      const records = await dltRecords(admin, poller.config.keys.dlt);
+      expect(records.map((r) => [r.source_entry_id, r.orig_payload])).toEqual([
+        [first, 'p1'],
+        [second, 'p2'],
+      ]);
+      expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+    });
+
+    it('puts markers under an overridden prefix, before <group>:<entry id>', async () => {
+      const markerPrefix = `${stream}:custom-markers:`;
+      const poller = createPoller({ port, config: fastConfig(stream, { keys: { markerPrefix } }), process: rejectAll() });
+      const [id] = await appendPayloads(1);
+      await poller.run({ mode: 'drain' });
+      expect(await admin.get(`${markerPrefix}g:${id}`)).toBe(id);
+    });
+  });
+
+  it('dead-letters an entry too wide to copy field by field with the whole entry packed, never a bare count', async () => {
     const poller = createPoller({ port, config: fastConfig(stream), process: recordingProcessor([], () => Promise.reject(new Rejection('poison'))) });
     const wide: Record<string, string> = { event_id: 'wide', payload: 'p' };
-    for (let i = 0; i < 5_000; i += 1) wide[`f${i}`] = 'x';
-    await append(admin, stream, wide);
+    for (let i = 0; i < 5_000; i += 1) wide[`f${i}`] = `x${i}`;
+    const id = await append(admin, stream, wide);
     const report = await poller.run({ mode: 'drain' });
     expect(report.deadLettered).toBe(1);
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
-    const [record] = await dltRecords(admin, poller.config.keys.dlt);
-    expect(record).toMatchObject({ reason: 'poison', event_id: 'wide', orig_omitted_fields: '5002' });
+    const [raw] = await dltRecords(admin, poller.config.keys.dlt);
+    expect(raw).toMatchObject({ reason: 'poison', event_id: 'wide', source_entry_id: id });
+    expect(Object.keys(raw!).filter((name) => name.startsWith('orig_'))).toEqual([]);
+    const [item] = await admin.xrangeBuffer(poller.config.keys.dlt, '-', '+');
+    const packedAt = item![1].findIndex((name) => name.toString() === 'packed_original');
+    const unpacked = (await admin.eval('return cmsgpack.unpack(ARGV[1])', 0, item![1][packedAt + 1]!)) as string[];
+    expect(unpacked).toEqual(Object.entries(wide).flat());
   });
 
   it('restarts the PEL pass when the stored cursor is not an entry id', async () => {

@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { markerKey } from '../../src/keys';
 import { createPoller, type Poller } from '../../src/poller';
 import { createProcessor, jsonPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
@@ -36,7 +37,7 @@ describe.each(clientKinds)('verdicts over $name', (kind) => {
 
   const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });
   const dlt = () => poller.config.keys.dlt;
-  const markerOf = (eventId: string) => `${poller.config.keys.markerPrefix}${eventId}`;
+  const markerOf = (entryId: string) => markerKey(poller.config.keys, 'g', entryId);
 
   it('acks an entry whose handler committed', async () => {
     await append(admin, stream, { event: 'order.placed', event_id: 'e1', payload: '{"order":"o1"}' });
@@ -69,9 +70,7 @@ describe.each(clientKinds)('verdicts over $name', (kind) => {
     expect(Number(record!.dead_lettered_at)).toBeGreaterThan(Date.now() - 60_000);
     for (const [name, value] of Object.entries(fields)) expect(record![`orig_${name}`]).toBe(value);
     expect(record!.orig_event).toBe('order.placed');
-    const marker = 'event_id' in fields && reason !== 'event_id_invalid'
-      ? markerOf(fields.event_id as string)
-      : `${poller.config.keys.entryMarkerPrefix}${id}`;
+    const marker = markerOf(id);
     expect(await admin.get(marker)).toBe(id);
     expect(await admin.ttl(marker)).toBeGreaterThan(0);
     expect(report.deadLettered).toBe(1);
@@ -81,11 +80,11 @@ describe.each(clientKinds)('verdicts over $name', (kind) => {
     behaviour = () => {
       throw new Rejection('order_unknown');
     };
-    await append(admin, stream, { event_id: 'e1', payload: '{"order":"o1"}' });
+    const id = await append(admin, stream, { event_id: 'e1', payload: '{"order":"o1"}' });
     await runOnce();
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
     expect((await dltRecords(admin, dlt()))[0]).toMatchObject({ reason: 'order_unknown', event_id: 'e1', orig_payload: '{"order":"o1"}' });
-    expect(await admin.exists(markerOf('e1'))).toBe(1);
+    expect(await admin.exists(markerOf(id))).toBe(1);
   });
 
   it.each([

@@ -22,7 +22,6 @@ describe('consumer config', () => {
       stream: 'orders',
       dlt: 'orders:dlt',
       markerPrefix: 'orders:dlt:marker:',
-      entryMarkerPrefix: 'orders:dlt:entry-marker:',
       cursor: 'orders:cursor:g',
       publishDedupePrefix: 'orders:pub:',
     });
