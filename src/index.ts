@@ -124,5 +124,6 @@ export { runPollJob, runTrimJob, jobsForCron, wakeUpConsumers } from './deployme
 export type { Job, PollJobReport, TrimJobReport } from './deployment/jobs';
 export { runLogLine, METRIC_NAMESPACE } from './deployment/log';
 export { connectRest } from './deployment/connect-rest';
-export { toEventBridgeCron, isCronExpression } from './deployment/cron';
+export { toEventBridgeCron, toCloudflareCron, isCronExpression } from './deployment/cron';
+export { parseSchedule, scheduleFiresAt, type Schedule } from './deployment/schedule';
 export { readSecrets, parseSecretKey } from './deployment/secrets';

@@ -1,7 +1,8 @@
 /**
  * EventBridge rules: one per scheduled consumer, whose target input is a Scheduled Event
  * with `detail.consumer` naming the consumer (the poll handler reads it there), and one
- * for trim. Cron expressions are the config's 5-field ones, translated.
+ * for trim. Schedules are the config's 5-field ones, rendered in EventBridge's form
+ * (day-of-week 1-7 = SUN-SAT, `?` in one day field) by toEventBridgeCron.
  */
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -30,7 +31,7 @@ export function pollSchedules(scope: Construct, deployment: string, fn: lambda.I
     (plan) =>
       new events.Rule(scope, `PollSchedule-${plan.name}`, {
         description: `${deployment}: poll consumer ${plan.name} (${plan.schedule})`,
-        schedule: events.Schedule.expression(toEventBridgeCron(plan.schedule!)),
+        schedule: events.Schedule.expression(toEventBridgeCron(plan.schedule!, `consumers.${plan.name}.schedule`)),
         targets: [new targets.LambdaFunction(fn, { event: pollEventInput(plan.name) })],
       }),
   );
@@ -39,7 +40,7 @@ export function pollSchedules(scope: Construct, deployment: string, fn: lambda.I
 export function trimSchedule(scope: Construct, deployment: string, fn: lambda.IFunction, cron: string): events.Rule {
   return new events.Rule(scope, 'TrimSchedule', {
     description: `${deployment}: trim, DLT retention, reaper and backlog metrics (${cron})`,
-    schedule: events.Schedule.expression(toEventBridgeCron(cron)),
+    schedule: events.Schedule.expression(toEventBridgeCron(cron, 'trim.schedule')),
     targets: [new targets.LambdaFunction(fn)],
   });
 }

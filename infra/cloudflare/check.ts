@@ -1,12 +1,13 @@
 /**
  * Offline consistency check of a wrangler config against the deployment config and the
  * Worker module (issue 7): every cron trigger runs at least one job, every schedule in the
- * config has its cron trigger, wake-up queues are wired producer → consumer under the names
+ * config has its cron trigger (in Cloudflare's form, see toCloudflareCron), wake-up queues are wired producer → consumer under the names
  * the config uses, the handlers the triggers need are exported, the compatibility date is
  * one the pinned workerd supports, and the declared secret names are exactly those the
  * Worker reads. Returns every problem, so one run shows all of them.
  */
 import type { DeploymentConfig } from '../../src/deployment/define-config';
+import { toCloudflareCron } from '../../src/deployment/cron';
 import { jobsForCron, wakeUpConsumers } from '../../src/deployment/jobs';
 
 /** workerd 1.20260426.1 (miniflare 4.20260426.0) refuses later dates. */
@@ -41,13 +42,26 @@ export function workerSecretNames(config: DeploymentConfig): string[] {
   return [...new Set(names)].sort();
 }
 
+/** Each schedule of the config with the field that holds it. */
+function schedulesOf(config: DeploymentConfig): Array<{ field: string; schedule: string }> {
+  const found = [...config.consumers.values()].flatMap((plan) =>
+    plan.schedule ? [{ field: `consumers.${plan.name}.schedule`, schedule: plan.schedule }] : [],
+  );
+  if (config.data.trim) found.push({ field: 'trim.schedule', schedule: config.data.trim.schedule });
+  return found;
+}
+
+/**
+ * A trigger must be the schedule's Cloudflare form (toCloudflareCron), not the schedule as
+ * written: Cloudflare numbers days of the week 1-7 from Sunday, so a copied `0 9 * * 1`
+ * would poll on Sundays instead of Mondays.
+ */
 function scheduleProblems(wrangler: WranglerConfig, config: DeploymentConfig, worker: WorkerExports): string[] {
   const crons = wrangler.triggers?.crons ?? [];
   const problems = crons.filter((cron) => jobsForCron(config, cron).length === 0).map((cron) => `cron "${cron}" runs no job`);
-  const schedules = new Set([...config.consumers.values()].flatMap((plan) => (plan.schedule ? [plan.schedule] : [])));
-  if (config.data.trim) schedules.add(config.data.trim.schedule);
-  for (const schedule of schedules) {
-    if (!crons.includes(schedule)) problems.push(`schedule "${schedule}" has no cron trigger`);
+  for (const { field, schedule } of schedulesOf(config)) {
+    const trigger = toCloudflareCron(schedule, field);
+    if (!crons.includes(trigger)) problems.push(`${field} "${schedule}" needs the cron trigger "${trigger}"`);
   }
   if (crons.length > 0 && typeof worker.scheduled !== 'function') problems.push('cron triggers need a scheduled handler');
   if (!config.data.redis.rest) problems.push('the Worker needs redis.rest in the deployment config');

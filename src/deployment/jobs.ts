@@ -8,6 +8,7 @@ import { ensureGroup } from '../groups';
 import type { RunReport } from '../report';
 import { runDeadline, type RunMode } from '../run';
 import { runRetention, type RetentionReport } from '../retention/run';
+import { toCloudflareCron } from './cron';
 import type { DeploymentConfig } from './define-config';
 import type { DeploymentRuntime } from './runtime';
 
@@ -77,12 +78,15 @@ export async function runTrimJob(runtime: DeploymentRuntime): Promise<TrimJobRep
   return { job: 'trim', streams };
 }
 
-/** The jobs scheduled on exactly this cron expression (Cloudflare hands the Worker the expression). */
+/**
+ * The jobs of a Cloudflare cron trigger: Cloudflare hands the Worker the trigger's text, which
+ * is a schedule's Cloudflare form (toCloudflareCron), not the schedule as written.
+ */
 export function jobsForCron(config: DeploymentConfig, cron: string): Job[] {
   const jobs: Job[] = [...config.consumers.values()]
-    .filter((plan) => plan.schedule === cron)
+    .filter((plan) => plan.schedule !== undefined && toCloudflareCron(plan.schedule) === cron)
     .map((plan) => ({ kind: 'poll', consumer: plan.name }));
-  if (config.data.trim?.schedule === cron) jobs.push({ kind: 'trim' });
+  if (config.data.trim && toCloudflareCron(config.data.trim.schedule) === cron) jobs.push({ kind: 'trim' });
   return jobs;
 }
 

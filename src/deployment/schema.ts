@@ -7,13 +7,17 @@
 import { z } from 'zod';
 import { consumerConfigSchema, keyName } from '../config';
 import type { ConsumerFactory } from './consumers';
-import { isCronExpression } from './cron';
+import { scheduleProblem } from './schedule';
 
 const envName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)');
 const identity = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -');
 const keyId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces');
 const eventType = z.string().regex(/^[A-Za-z0-9._:-]{1,256}$/, 'must be 1..=256 of A-Z a-z 0-9 . _ : -');
-const cron = z.string().refine(isCronExpression, 'must be a 5-field cron expression (minute hour day-of-month month day-of-week)');
+/** A 5-field cron schedule (UTC) that every platform runs on the same instants (schedule.ts). */
+const cron = z.string().superRefine((text, ctx) => {
+  const problem = scheduleProblem(text);
+  if (problem) ctx.addIssue({ code: 'custom', message: `must be a 5-field cron schedule: ${problem}` });
+});
 
 export const streamAuthRefSchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('hmac'), keyId, keyEnv: envName, producer: identity }),

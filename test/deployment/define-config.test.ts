@@ -86,7 +86,34 @@ describe('defineConfig', () => {
     expect(jobsForCron(config, '*/5 * * * *')).toEqual([{ kind: 'poll', consumer: 'orchestrator' }, { kind: 'trim' }]);
     expect(jobsForCron(config, '* * * * *')).toEqual([{ kind: 'poll', consumer: 'inventory' }]);
     expect(wakeUpConsumers(config, 'shop:{inv}:cmd')).toEqual(['inventory']);
-    expect(toEventBridgeCron('*/5 * * * *')).toBe('cron(*/5 * * * ? *)');
+    expect(toEventBridgeCron('*/5 * * * *')).toBe('cron(0/5 * * * ? *)');
+  });
+
+  it('matches a Cloudflare trigger by the schedule\'s Cloudflare form, not its Unix text', () => {
+    const input = exampleInput();
+    const config = defineConfig({
+      ...input,
+      consumers: { ...input.consumers, orchestrator: { ...input.consumers.orchestrator!, schedule: '0 9 * * 1-5' } },
+      trim: { schedule: '30 2 * * SUN' },
+    });
+    expect(jobsForCron(config, '0 9 * * MON-FRI')).toEqual([{ kind: 'poll', consumer: 'orchestrator' }]);
+    expect(jobsForCron(config, '30 2 * * SUN')).toEqual([{ kind: 'trim' }]);
+    // Cloudflare reads "1-5" as Sunday to Thursday: that trigger must not run the weekday job.
+    expect(jobsForCron(config, '0 9 * * 1-5')).toEqual([]);
+  });
+
+  it('accepts day and month names and refuses schedules no platform runs the same way, naming the field', () => {
+    const input = exampleInput();
+    const withSchedule = (schedule: string) => ({
+      ...input,
+      consumers: { ...input.consumers, orchestrator: { ...input.consumers.orchestrator!, schedule } },
+    });
+    expect(() => defineConfig(withSchedule('0 9 * JAN-MAR MON-FRI'))).not.toThrow();
+    expect(problems(withSchedule('99 99 99 99 99'))).toEqual([expect.stringMatching(/^consumers\.orchestrator\.schedule: must be a 5-field cron schedule: .*minute/)]);
+    expect(problems(withSchedule('0 9 1 * 1'))).toEqual([
+      expect.stringMatching(/^consumers\.orchestrator\.schedule: must be a 5-field cron schedule: restricts both day-of-month and day-of-week/),
+    ]);
+    expect(problems({ ...input, trim: { schedule: '0 0 L * *' } })).toEqual([expect.stringMatching(/^trim\.schedule: must be a 5-field cron schedule: /)]);
   });
 
   it('lists every cross-reference problem by path', () => {

@@ -115,7 +115,7 @@ describe('AWS stack of the example deployment', () => {
       });
     }
     template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'cron(*/15 * * * ? *)',
+      ScheduleExpression: 'cron(0/15 * * * ? *)',
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(fnOf('trim')), 'Arn'] } })],
     });
   });

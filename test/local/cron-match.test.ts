@@ -1,4 +1,4 @@
-/** Emulated schedules: which minutes a 5-field cron expression fires in (UTC). */
+/** Emulated schedules: which minutes a schedule fires in (UTC), with Unix day numbering. */
 import { describe, expect, it } from 'vitest';
 import { cronMatches, msToNextMinute } from '../../local/cron-match';
 
@@ -15,13 +15,24 @@ describe('cronMatches', () => {
     ['5-10/5 * * * *', '2026-03-04T00:15:00Z', false],
     ['0 0 * * 0', '2026-03-08T00:00:00Z', true], // a Sunday
     ['0 0 * * 7', '2026-03-08T00:00:00Z', true], // 7 is Sunday too
+    ['0 0 * * SUN', '2026-03-08T00:00:00Z', true],
     ['0 0 * * 1-5', '2026-03-08T00:00:00Z', false],
-    ['0 0 1 * 1', '2026-03-09T00:00:00Z', true], // both day fields restricted: either matches
-    ['0 0 1 * 1', '2026-03-10T00:00:00Z', false],
+    ['0 0 * * MON-FRI', '2026-03-09T00:00:00Z', true], // a Monday
+    ['0 0 * * mon-fri', '2026-03-08T00:00:00Z', false],
+    ['0 0 1 * *', '2026-03-01T00:00:00Z', true],
+    ['0 0 1 * *', '2026-03-02T00:00:00Z', false],
     ['0,30 * * 3 *', '2026-03-04T12:30:00Z', true],
+    ['0,30 * * MAR *', '2026-03-04T12:30:00Z', true],
     ['0,30 * * 4 *', '2026-03-04T12:30:00Z', false],
+    ['0 3 * * *', '2026-03-04T03:00:42.5Z', true], // a late tick still counts for its minute
   ])('%s at %s → %s', (expression, iso, expected) => {
     expect(cronMatches(expression, at(iso))).toBe(expected);
+  });
+
+  it('refuses what defineConfig refuses instead of guessing', () => {
+    for (const expression of ['99 99 99 99 99', '0 0 1 * 1', '* * * *']) {
+      expect(() => cronMatches(expression, at('2026-03-09T00:00:00Z'))).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    }
   });
 
   it('waits until the next minute boundary', () => {

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import worker from '../../functions/cloudflare/worker';
 import { checkWranglerConfig, MAX_COMPATIBILITY_DATE, workerSecretNames, type WranglerConfig } from '../../infra/cloudflare/check';
 import sagaConfig from '../../saga.config';
+import { defineConfig } from '../../src/deployment/define-config';
 import { POLL_CRON, TRIM_CRON, WAKE_UP_BINDING, workerDeployment } from './fixture';
 
 const WRANGLER_TOML = resolve('infra/cloudflare/wrangler.toml');
@@ -45,7 +46,7 @@ describe('infra/cloudflare/wrangler.toml', () => {
     const problems = (changes: Partial<WranglerConfig>, exports: object = handlers) => checkWranglerConfig({ ...good, ...changes }, config, exports);
 
     expect(problems({ triggers: { crons: [POLL_CRON, TRIM_CRON, '1 2 * * *'] } })).toEqual(['cron "1 2 * * *" runs no job']);
-    expect(problems({ triggers: { crons: [POLL_CRON] } })).toEqual([`schedule "${TRIM_CRON}" has no cron trigger`]);
+    expect(problems({ triggers: { crons: [POLL_CRON] } })).toEqual([`trim.schedule "${TRIM_CRON}" needs the cron trigger "${TRIM_CRON}"`]);
     expect(problems({ queues: { producers: [{ binding: 'OTHER', queue: 'wake' }], consumers: [{ queue: 'wake' }] } })).toEqual([
       `wakeUp.binding ${WAKE_UP_BINDING} has no queue producer binding`,
     ]);
@@ -60,6 +61,25 @@ describe('infra/cloudflare/wrangler.toml', () => {
       'secrets.required names EXTRA, which the Worker never reads',
     ]);
     expect(problems({}, { fetch: () => {} })).toEqual(['cron triggers need a scheduled handler', 'queue consumers need a queue handler']);
+  });
+
+  it('wants each schedule in Cloudflare\'s day-of-week numbering, not copied from the config', () => {
+    const base = workerDeployment('t-dow');
+    const config = defineConfig({ ...base.data, consumers: { ...base.data.consumers, poller: { ...base.data.consumers.poller!, schedule: '0 9 * * 1-5' } } } as never);
+    const wranglerWith = (crons: string[]): WranglerConfig => ({
+      main: 'worker.ts',
+      compatibility_date: '2026-01-01',
+      triggers: { crons },
+      queues: { producers: [{ binding: WAKE_UP_BINDING, queue: 'wake' }], consumers: [{ queue: 'wake' }] },
+      secrets: { required: workerSecretNames(config) },
+    });
+    const handlers = { fetch: () => {}, scheduled: () => {}, queue: () => {} };
+    // Copied as written, Cloudflare would poll Sunday to Thursday.
+    expect(checkWranglerConfig(wranglerWith(['0 9 * * 1-5', TRIM_CRON]), config, handlers)).toEqual([
+      'cron "0 9 * * 1-5" runs no job',
+      'consumers.poller.schedule "0 9 * * 1-5" needs the cron trigger "0 9 * * MON-FRI"',
+    ]);
+    expect(checkWranglerConfig(wranglerWith(['0 9 * * MON-FRI', TRIM_CRON]), config, handlers)).toEqual([]);
   });
 
   it('wrangler deploy --dry-run bundles the Worker offline', { timeout: 60_000 }, async () => {
