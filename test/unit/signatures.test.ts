@@ -29,7 +29,13 @@ interface VectorCase {
   sig: string;
 }
 
-const vectors = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as { cases: VectorCase[] };
+interface VectorFile {
+  about: string;
+  format: { describes: string; fields: Array<{ field: string; meaning: string }> };
+  cases: VectorCase[];
+}
+
+const vectors = JSON.parse(readFileSync(new URL('../vectors/signatures.json', import.meta.url), 'utf8')) as VectorFile;
 
 function bytesOf(spec: Bytes): Uint8Array {
   if ('hex' in spec) return Uint8Array.from(Buffer.from(spec.hex, 'hex'));
@@ -136,7 +142,32 @@ describe('native engine construction', () => {
   });
 });
 
+/** Every object in a JSON value, with its path. */
+function objectsIn(value: unknown, path = '$'): Array<[string, Record<string, unknown>]> {
+  if (Array.isArray(value)) return value.flatMap((item, i) => objectsIn(item, `${path}[${i}]`));
+  if (typeof value !== 'object' || value === null) return [];
+  return [[path, value as Record<string, unknown>], ...Object.entries(value).flatMap(([k, v]) => objectsIn(v, `${path}.${k}`))];
+}
+
 describe('signature vectors, structure', () => {
+  it('keeps the format description apart from the cases: nothing outside "cases" looks like a case', () => {
+    expect(Object.keys(vectors)).toEqual(['about', 'format', 'cases']);
+    const caseLike = objectsIn(vectors).filter(([, o]) => 'sig' in o || 'key' in o || 'event_id' in o);
+    expect(caseLike.map(([path]) => path)).toEqual(vectors.cases.map((_, i) => `$.cases[${i}]`));
+  });
+
+  it('gives every case exactly the fields its format lists, with their types', () => {
+    const documented = vectors.format.fields.map((f) => f.field);
+    const optional = ['canonical_hex'];
+    for (const c of vectors.cases) {
+      expect(Object.keys(c).sort(), c.name).toEqual(documented.filter((f) => !optional.includes(f) || f in c).sort());
+      for (const text of ['name', 'stream', 'event_id', 'event', 'canonical_sha256', 'sig'] as const) expect(typeof c[text], `${c.name}: ${text}`).toBe('string');
+      expect(c.traceparent === null || typeof c.traceparent === 'string').toBe(true);
+      expect(Number.isInteger(c.canonical_length)).toBe(true);
+      expect(c.sig).toMatch(/^[0-9a-f]{64}$/);
+    }
+  });
+
   it('keeps absent and empty traceparent apart, and field boundaries unambiguous', () => {
     const byName = (part: string) => vectors.cases.find((c) => c.name.includes(part))!.sig;
     expect(byName('no traceparent')).not.toBe(byName('empty traceparent'));

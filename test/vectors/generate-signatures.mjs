@@ -74,17 +74,23 @@ const out = {
     'Signature test vectors for saga-streams entries (SPEC §3.2). sig = lowercase hex of HMAC-SHA256(key, C), where C is, for each of ' +
     'stream name, event_id, event, payload, presence flag ("1" when a traceparent is present, else "0"), traceparent bytes (empty when absent), ' +
     'a 4-byte big-endian length followed by the bytes. Any implementation must produce every sig below and verify it.',
+  // How to read a case, as a list of {field, meaning}: an object shaped like a case
+  // (with key, sig, ...) outside `cases` could be taken for one by a checker.
   format: {
-    key: 'bytes: {"hex": "..."} or {"base64": "..."}',
-    stream: 'text, UTF-8',
-    event_id: 'text, UTF-8',
-    event: 'text, UTF-8',
-    payload: 'bytes: {"hex": "..."}, {"base64": "..."}, or {"repeat_hex": "<hex>", "times": n} = the decoded hex repeated n times',
-    traceparent: 'text, UTF-8; null means the field is absent (flag "0"); "" means present and empty (flag "1")',
-    canonical_length: 'length of C in bytes',
-    canonical_sha256: 'lowercase hex SHA-256 of C, to locate an encoding mistake',
-    canonical_hex: `C itself in hex, only when C is at most ${MAX_INLINE_CANONICAL} bytes`,
-    sig: 'expected signature: lowercase hex HMAC-SHA256(key, C)',
+    describes: 'each object in "cases"',
+    fields: [
+      { field: 'name', meaning: 'what the case exercises' },
+      { field: 'key', meaning: 'bytes: {"hex": "..."} or {"base64": "..."}' },
+      { field: 'stream', meaning: 'text, UTF-8' },
+      { field: 'event_id', meaning: 'text, UTF-8' },
+      { field: 'event', meaning: 'text, UTF-8' },
+      { field: 'payload', meaning: 'bytes: {"hex": "..."}, {"base64": "..."}, or {"repeat_hex": "<hex>", "times": n} = the decoded hex repeated n times' },
+      { field: 'traceparent', meaning: 'text, UTF-8; null means the field is absent (flag "0"); "" means present and empty (flag "1")' },
+      { field: 'canonical_length', meaning: 'length of C in bytes' },
+      { field: 'canonical_sha256', meaning: 'lowercase hex SHA-256 of C, to locate an encoding mistake' },
+      { field: 'canonical_hex', meaning: `C itself in hex, only when C is at most ${MAX_INLINE_CANONICAL} bytes (optional)` },
+      { field: 'sig', meaning: 'expected signature: lowercase hex HMAC-SHA256(key, C)' },
+    ],
   },
   cases: cases.map((c) => {
     const message = canonical(c);
