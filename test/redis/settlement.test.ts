@@ -168,6 +168,44 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
     expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
   });
 
+  describe('a stored cursor XAUTOCLAIM cannot use restarts the pass at 0-0', () => {
+    /** One entry pending for a consumer that is gone, idle long enough to be reclaimed. */
+    const abandoned = async () => {
+      const [id] = await appendPayloads(1);
+      await admin.xreadgroup('GROUP', 'g', 'gone', 'STREAMS', stream, '>');
+      await admin.xclaim(stream, 'g', 'gone', 0, id!, 'IDLE', 60_000);
+      return id!;
+    };
+    const reclaimer = () => createPoller({ port, config: fastConfig(stream, { minIdleMs: 6_000 }), process: recordingProcessor([]) });
+
+    it('an entry id that overflows: reclaims from 0-0 and stores the next cursor over it', async () => {
+      await abandoned();
+      const poller = reclaimer();
+      await admin.set(poller.config.keys.cursor, '99999999999999999999999-0');
+      for (let round = 0; round < 2; round += 1) {
+        expect(await poller.run({ mode: 'drain' })).toMatchObject({ reclaimed: 1 - round, acked: 1 - round });
+      }
+      expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
+      expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+    });
+
+    it('a cursor key of another type: reclaims from 0-0 every pass and leaves the key alone', async () => {
+      const id = await abandoned();
+      const poller = reclaimer();
+      await admin.hset(poller.config.keys.cursor, 'not', 'a cursor');
+      expect(await poller.run({ mode: 'drain' })).toMatchObject({ reclaimed: 1, acked: 1 });
+      expect(await admin.hgetall(poller.config.keys.cursor)).toEqual({ not: 'a cursor' });
+      expect(await pendingIds(admin, stream, 'g')).not.toContain(id);
+    });
+
+    it('an error that is not the cursor\'s fault still fails the round, writing nothing', async () => {
+      const poller = createPoller({ port, config: fastConfig(stream, { group: 'missing' }), process: recordingProcessor([]) });
+      await admin.set(poller.config.keys.cursor, '5-0');
+      await expect(poller.run({ mode: 'drain' })).rejects.toMatchObject({ code: 'REDIS_COMMAND_FAILED', replyCode: 'NOGROUP' });
+      expect(await admin.get(poller.config.keys.cursor)).toBe('5-0');
+    });
+  });
+
   it('pages through a PEL of always-retained entries across runs that share no state', async () => {
     const ids = await appendPayloads(12);
     await admin.xreadgroup('GROUP', 'g', 'gone', 'COUNT', 100, 'STREAMS', stream, '>');
