@@ -1,4 +1,4 @@
-/** The REST port of a deployment (@upstash/redis; Workers and any edge runtime). */
+/** The REST port of a deployment (the Upstash REST protocol over fetch; Workers and any edge runtime). */
 import { ConfigError } from '../errors';
 import type { RedisPort } from '../redis/port';
 import { connectUpstash } from '../redis/upstash-port';

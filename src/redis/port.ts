@@ -1,8 +1,8 @@
 /**
  * The Redis port: the one seam between the transport and a Redis client. Everything the
  * product does to Redis is a list of commands sent in one round trip. Two implementations
- * exist (ioredis over TCP, @upstash/redis over REST); the script fallback, metering and
- * reply decoding are written once on top of this interface.
+ * exist (ioredis over TCP, the Upstash REST protocol over fetch); the script fallback,
+ * metering and reply decoding are written once on top of this interface.
  */
 import type { RedisCommandError } from '../errors';
 

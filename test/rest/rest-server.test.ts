@@ -55,14 +55,33 @@ describe('test REST server (Upstash protocol)', () => {
     expect(await admin.exists(key)).toBe(0);
   });
 
-  it('answers a single command with base64 strings, numbers and nil', async () => {
+  it('answers a single command with base64 strings, numbers and nil, and the status OK as is', async () => {
     const key = `${uniquePrefix()}:k`;
     await admin.set(key, Buffer.from([0xff, 0x00, 0xfe, 0x41]));
     expect(await (await authed('/', ['GET', key])).json()).toEqual({ result: Buffer.from([0xff, 0x00, 0xfe, 0x41]).toString('base64') });
-    expect(await (await authed('/', ['SET', `${key}:s`, 'v'])).json()).toEqual({ result: b64('OK') });
+    expect(await (await authed('/', ['SET', `${key}:s`, 'v'])).json()).toEqual({ result: 'OK' });
     expect(await (await authed('/', ['INCR', `${key}:n`])).json()).toEqual({ result: 1 });
     expect(await (await authed('/', ['GET', `${key}:none`])).json()).toEqual({ result: null });
     expect(await (await authed('/', ['GET', `${key}:s`], false)).json()).toEqual({ result: 'v' });
+  });
+
+  it('tells the status OK from a bulk string holding OK, as Upstash does', async () => {
+    const key = `${uniquePrefix()}:k`;
+    const answered = async (cmds: string[][]) => ((await (await authed('/pipeline', cmds)).json()) as Array<{ result: unknown }>).map((s) => s.result);
+    expect(
+      await answered([
+        ['SET', key, 'OK'], // status reply +OK
+        ['GET', key], // bulk string "OK"
+        ['PING'], // a status other than OK
+        ['SET', `${key}:b`, 'T0s='], // status again; the value looks like base64
+        ['GET', `${key}:b`],
+        ['SET', `${key}:e`, ''],
+        ['GET', `${key}:e`],
+      ]),
+    ).toEqual(['OK', b64('OK'), b64('PONG'), 'OK', b64('T0s='), 'OK', '']);
+    // Nested strings are base64 whatever their kind, the status OK included.
+    const { result } = (await (await authed('/', ['EVAL', "return {redis.status_reply('OK'), 'OK', 7}", '0'])).json()) as { result: unknown };
+    expect(result).toEqual([b64('OK'), b64('OK'), 7]);
   });
 
   it('encodes nested arrays element by element', async () => {
@@ -70,6 +89,19 @@ describe('test REST server (Upstash protocol)', () => {
     const id = await admin.xadd(stream, '1-1', 'f', Buffer.from([0x80]));
     const { result } = (await (await authed('/', ['XRANGE', stream, '-', '+'])).json()) as { result: unknown };
     expect(result).toEqual([[b64(id!), [b64('f'), b64(Buffer.from([0x80]))]]]);
+    await admin.xgroup('CREATE', stream, 'g', '0');
+    const read = (await (await authed('/', ['XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', '5', 'STREAMS', stream, '>'])).json()) as { result: unknown };
+    expect(read.result).toEqual([[b64(stream), [[b64(id!), [b64('f'), b64(Buffer.from([0x80]))]]]]]);
+  });
+
+  it('decodes through the official client as Upstash replies do', async () => {
+    const key = `${uniquePrefix()}:k`;
+    const client = officialClient();
+    expect(await client.set(key, 'T0s=')).toBe('OK');
+    expect(await client.get(key)).toBe('T0s=');
+    expect(await client.set(key, 'OK')).toBe('OK');
+    expect(await client.get(key)).toBe('OK');
+    expect(await client.ping()).toBe('PONG');
   });
 
   it('answers a Redis error with HTTP 400 {"error"} on a single command', async () => {
@@ -84,7 +116,7 @@ describe('test REST server (Upstash protocol)', () => {
     const key = `${uniquePrefix()}:k`;
     const res = await authed('/pipeline', [['SET', key, '1'], ['XADD', key, '*', 'f', 'v'], ['INCR', key]]);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual([{ result: b64('OK') }, { error: expect.stringMatching(/^WRONGTYPE /) }, { result: 2 }]);
+    expect(await res.json()).toEqual([{ result: 'OK' }, { error: expect.stringMatching(/^WRONGTYPE /) }, { result: 2 }]);
     expect(await admin.get(key)).toBe('2');
   });
 
@@ -104,6 +136,11 @@ describe('test REST server (Upstash protocol)', () => {
   it('runs /multi-exec as one transaction, and refuses a transaction Redis aborts', async () => {
     const key = `${uniquePrefix()}:k`;
     expect(await officialClient().multi().set(key, 5).incr(key).exec()).toEqual(['OK', 6]);
+    expect(await (await authed('/multi-exec', [['SET', `${key}:m`, '7'], ['GET', `${key}:m`], ['INCR', `${key}:m`]])).json()).toEqual([
+      { result: 'OK' },
+      { result: b64('7') },
+      { result: 8 },
+    ]);
     const aborted = await authed('/multi-exec', [['SET', key, '100'], ['NOSUCHCOMMAND', key]]);
     expect(aborted.status).toBe(400);
     expect(((await aborted.json()) as { error: string }).error).toMatch(/^EXECABORT /);

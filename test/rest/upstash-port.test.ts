@@ -70,16 +70,31 @@ describe('upstash port', () => {
         command('PING'),
         command('SET', `${k}:empty`, ''),
         command('GET', `${k}:empty`),
+        // Values that look like base64 or like the status OK are just bytes.
+        command('SET', `${k}:ok`, 'OK'),
+        command('GET', `${k}:ok`),
+        command('SET', `${k}:b64`, 'T0s='),
+        command('GET', `${k}:b64`),
+        command('SET', `${k}:abcd`, 'abcd'),
+        command('MGET', `${k}:abcd`, `${k}:none`, `${k}:ok`),
+        command('EVAL', "return {redis.status_reply('OK'), 'OK', {redis.status_reply('PONG')}}", 0),
+        command('XGROUP', 'CREATE', `${k}:s`, 'g', '0'),
+        command('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', 10, 'STREAMS', `${k}:s`, '>'),
       ];
     };
-    const overRest = await port.exchange(await commandsOn(uniquePrefix()));
+    const restKeys = uniquePrefix();
+    const overRest = await port.exchange(await commandsOn(restKeys));
     const overTcp = await tcp.exchange(await commandsOn(uniquePrefix()));
-    expect(comparable(overRest)).toEqual(comparable(overTcp));
+    // All but the XREADGROUP reply, which names each side's own stream.
+    expect(comparable(overRest.slice(0, -1))).toEqual(comparable(overTcp.slice(0, -1)));
     // Automatic deserialization is off: a Lua "123" stays bytes, as over TCP.
     expect(overRest[1]).toEqual(bytes('123'));
     expect(overRest[2]).toBe(1);
     expect(overRest[3]).toBeNull();
     expect(overRest[5]).toEqual([bytes('123'), 45, null, [bytes('x')]]);
+    expect(overRest.slice(9, 15)).toEqual([bytes('OK'), bytes('OK'), bytes('OK'), bytes('T0s='), bytes('OK'), [bytes('abcd'), null, bytes('OK')]]);
+    expect(overRest[15]).toEqual([bytes('OK'), bytes('OK'), [bytes('PONG')]]);
+    expect(overRest[17]).toEqual([[bytes(`${restKeys}:s`), [[bytes('1-1'), [bytes('f'), bytes('v'), bytes('n'), bytes('7')]]]]]);
   });
 
   it('sends one HTTP request per exchange, always to /pipeline (where refusals come back in their slot)', async () => {
@@ -151,7 +166,7 @@ describe('upstash port', () => {
     for (const cmds of [[command('PING')], [command('PING'), command('PING')]]) {
       const error = await bad.exchange(cmds).catch((e: unknown) => e);
       expect(errorCode(error)).toBe('REDIS_UNAVAILABLE');
-      expect((error as Error).message).toMatch(/refused the token \(WRONGPASS/);
+      expect((error as Error).message).toMatch(/refused the token \(HTTP 401: WRONGPASS/);
       expect(inspect(error, { depth: 10 })).not.toContain(wrong);
     }
   });
@@ -221,11 +236,96 @@ describe('upstash port', () => {
     expect(error?.message).not.toContain('secret value');
   });
 
-  it('decodes base64 replies, and takes non-base64 text (Upstash sends OK as is) literally', () => {
-    expect(decodeRestReply('T0s=')).toEqual(bytes('OK'));
-    expect(decodeRestReply('OK')).toEqual(bytes('OK'));
+  it('decodes by the exact rule: a result "OK" is the status, every other string is base64', () => {
+    expect(decodeRestReply('OK')).toEqual(bytes('OK')); // the status reply, sent as is
+    expect(decodeRestReply('T0s=')).toEqual(bytes('OK')); // a bulk string holding OK
+    expect(decodeRestReply('abcd')).toEqual(new Uint8Array([0x69, 0xb7, 0x1d])); // base64, whatever it looks like
+    expect(decodeRestReply('')).toEqual(new Uint8Array());
     expect(decodeRestReply(['/w==', 3, null, ['']])).toEqual([new Uint8Array([0xff]), 3, null, [new Uint8Array()]]);
-    expect(() => decodeRestReply({})).toThrow(expect.objectContaining({ code: 'REDIS_REPLY_UNEXPECTED' }));
+    const unexpected = expect.objectContaining({ code: 'REDIS_REPLY_UNEXPECTED' });
+    // Not base64 and not the OK status: a protocol violation, not text to take as is.
+    for (const raw of ['hello world', 'OK!', 'T0s', 'T0s=\n', ['OK'], [['OK']], 1.5, {}, { error: 'ERR nested' }, true]) {
+      expect(() => decodeRestReply(raw)).toThrow(unexpected);
+    }
+  });
+
+  it('sends the documented request: POST /pipeline, bearer token, base64 encoding, read-your-writes token', async () => {
+    const seen: Array<{ method?: string; url?: string; headers: Record<string, unknown>; body: string }> = [];
+    const capture = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+        res.writeHead(200, { 'content-type': 'application/json', 'upstash-sync-token': `sync-${seen.length}` });
+        res.end(JSON.stringify([{ result: 'OK' }, { result: 'UE9ORw==' }]));
+      });
+    });
+    await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve));
+    try {
+      const captured = connectUpstash({ url: `http://127.0.0.1:${(capture.address() as AddressInfo).port}/`, token: 'tok-123' });
+      expect(await captured.exchange([command('SET', 'k', 7), command('PING')])).toEqual([bytes('OK'), bytes('PONG')]);
+      await captured.exchange([command('SET', 'k', 'ü'), command('PING')]);
+      expect(seen[0]).toMatchObject({ method: 'POST', url: '/pipeline', body: JSON.stringify([['SET', 'k', '7'], ['PING']]) });
+      expect(seen[0]!.headers).toMatchObject({ authorization: 'Bearer tok-123', 'upstash-encoding': 'base64', 'content-type': 'application/json' });
+      expect(seen[0]!.headers).not.toHaveProperty('upstash-sync-token');
+      expect(seen[1]!.headers).toMatchObject({ 'upstash-sync-token': 'sync-1' });
+      expect(JSON.parse(seen[1]!.body)).toEqual([['SET', 'k', 'ü'], ['PING']]);
+    } finally {
+      capture.closeAllConnections();
+      await new Promise<void>((resolve) => capture.close(() => resolve()));
+    }
+  });
+
+  it('types refusals by HTTP status, not by the text of the error body', async () => {
+    let answer: { status: number; body: string } = { status: 200, body: '' };
+    const server = createServer((_, res) => {
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(answer.body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = connectUpstash({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: rest.token });
+      const failure = async (status: number, body: string) => {
+        answer = { status, body };
+        return (await client.exchange([command('PING')]).catch((e: unknown) => e)) as Error & { code?: string };
+      };
+      // A 500 whose text reads like an auth error is an outage, not a refused token...
+      const outage = await failure(500, JSON.stringify({ error: 'WRONGPASS invalid or missing auth token' }));
+      expect(outage.code).toBe('REDIS_UNAVAILABLE');
+      expect(outage.message).not.toMatch(/refused the token/);
+      // ...and a 401 is a refused token whatever its body says.
+      for (const body of [JSON.stringify({ error: 'Unauthorized' }), '<html>nope</html>']) {
+        const refused = await failure(401, body);
+        expect(refused.code).toBe('REDIS_UNAVAILABLE');
+        expect(refused.message).toMatch(/refused the token \(HTTP 401/);
+      }
+      expect((await failure(200, 'not json')).code).toBe('REDIS_REPLY_UNEXPECTED');
+      expect((await failure(200, JSON.stringify([{ result: 'OK' }, { result: 'OK' }]))).code).toBe('REDIS_REPLY_UNEXPECTED');
+      expect((await failure(200, JSON.stringify([{ result: 'plain text' }]))).code).toBe('REDIS_REPLY_UNEXPECTED');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('gives up on an answer whose body stalls', async () => {
+    const stalling = createServer((_, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[{"result":');
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
+      const started = Date.now();
+      const error = await connectUpstash({ url, token: rest.token, exchangeTimeoutMs: 200 })
+        .exchange([command('PING')])
+        .catch((e: unknown) => e as Error & { code?: string });
+      expect(error).toMatchObject({ code: 'REDIS_UNAVAILABLE', message: expect.stringMatching(/no answer within 200 ms/) });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      stalling.closeAllConnections();
+      await new Promise<void>((resolve) => stalling.close(() => resolve()));
+    }
   });
 
   describe('rounds over REST', () => {

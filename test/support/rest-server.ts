@@ -9,9 +9,15 @@
  * - `POST /multi-exec`  same body, run in MULTI/EXEC         → same shape; HTTP 400 `{"error"}` when Redis aborts it
  * - `Authorization: Bearer <token>` on every request, else HTTP 401
  *   `{"error": "WRONGPASS invalid or missing auth token"}` and nothing runs.
- * - `Upstash-Encoding: base64`: every string in a result (bulk and status, nested too) is
- *   base64 of its exact bytes; integers stay numbers, nil stays null. Without the header
- *   strings are sent as UTF-8 text (lossy for binary values, as on Upstash).
+ * - `Upstash-Encoding: base64`: as Upstash documents it ("all strings in the response will be
+ *   base64 encoded, except for the OK response"): a result that is the status reply `OK` is
+ *   sent as `"OK"`; every other string — bulk strings (even one holding the text OK), other
+ *   status replies (PONG), strings nested in arrays — is base64 of its exact bytes. Integers
+ *   stay numbers, nil stays null, arrays nest. Without the header strings are sent as UTF-8
+ *   text (lossy for binary values, as on Upstash). An error nested in an array (EXEC, a Lua
+ *   table) becomes `{"error": ...}` in its place; the port refuses that shape.
+ * - Redis is reached over a raw RESP connection (resp-connection.ts), because telling the
+ *   status `+OK` from the bulk string `OK` is the point of the encoding rule.
  * - Blocking commands (BLPOP…, XREAD/XREADGROUP … BLOCK) are refused with an error reply,
  *   as Upstash does; this also makes any test that sends one fail loudly.
  * - Test-only: `GET /__stats` (same token) → `{"requests": n, "byPath": {...}}`, the count
@@ -25,7 +31,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
+import { ReplyError, RespConnection, Status, type Reply } from './resp-connection';
 
 export const REST_AUTH_ERROR = 'WRONGPASS invalid or missing auth token';
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -81,16 +87,24 @@ function blockingName(cmd: Command): string | undefined {
   return undefined;
 }
 
-/** Strings (status and bulk) as base64 of their bytes, or as UTF-8 text without the header. */
-function encode(value: unknown, base64: boolean): unknown {
-  if (Buffer.isBuffer(value)) return base64 ? value.toString('base64') : value.toString('utf8');
-  if (typeof value === 'string') return base64 ? Buffer.from(value).toString('base64') : value;
-  if (Array.isArray(value)) return value.map((v) => encode(v, base64));
-  return value ?? null;
+const base64Of = (bytes: Buffer) => bytes.toString('base64');
+
+/** One element of a result: every string base64 (or UTF-8 text without the header). */
+function encodeNested(value: Reply, base64: boolean): unknown {
+  if (value instanceof Status) return base64 ? base64Of(Buffer.from(value.text)) : value.text;
+  if (Buffer.isBuffer(value)) return base64 ? base64Of(value) : value.toString('utf8');
+  if (value instanceof ReplyError) return { error: value.message };
+  if (Array.isArray(value)) return value.map((v) => encodeNested(v, base64));
+  return value;
 }
 
-function slotOf(error: Error | null | undefined, value: unknown, base64: boolean): Slot {
-  return error ? { error: error.message } : { result: encode(value, base64) };
+/** A whole result: as nested, except that the status reply OK itself stays "OK". */
+function encodeResult(value: Reply, base64: boolean): unknown {
+  return value instanceof Status && value.text === 'OK' ? 'OK' : encodeNested(value, base64);
+}
+
+function slotOf(reply: Reply, base64: boolean): Slot {
+  return reply instanceof ReplyError ? { error: reply.message } : { result: encodeResult(reply, base64) };
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -117,9 +131,8 @@ function commandsOf(body: unknown, many: boolean): Command[] {
 }
 
 export async function startRestServer(options: RestServerOptions): Promise<RestServer> {
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
-  // Its Redis may be stopped on purpose by a test; errors reach callers through commands.
-  redis.on('error', () => {});
+  // Its Redis may be stopped on purpose by a test: a request then fails with HTTP 500.
+  const redis = new RespConnection(options.redisUrl);
   const expected = digest(`Bearer ${options.token}`);
   const byPath: Record<string, number> = {};
   let requests = 0;
@@ -127,23 +140,15 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
   const authorized = (req: IncomingMessage) => timingSafeEqual(digest(req.headers.authorization ?? ''), expected);
 
   async function runPipeline(cmds: Command[], base64: boolean): Promise<Slot[]> {
-    const pipeline = redis.pipeline();
-    for (const [name, ...args] of cmds) pipeline.callBuffer(name!, ...args);
-    const results = (await pipeline.exec()) ?? [];
-    return results.map(([error, value]) => slotOf(error, value, base64));
+    return (await redis.send(cmds)).map((reply) => slotOf(reply, base64));
   }
 
   async function runMulti(cmds: Command[], base64: boolean): Promise<Slot[]> {
-    const multi = redis.multi();
-    for (const [name, ...args] of cmds) multi.callBuffer(name!, ...args);
-    let results: Array<[Error | null, unknown]> | null;
-    try {
-      results = await multi.exec();
-    } catch (error) {
-      throw new HttpFailure(400, (error as Error).message);
-    }
-    if (!results) throw new HttpFailure(400, 'EXECABORT transaction discarded');
-    return results.map(([error, value]) => slotOf(error, value, base64));
+    const replies = await redis.send([['MULTI'], ...cmds, ['EXEC']]);
+    const exec = replies.at(-1)!;
+    if (exec instanceof ReplyError) throw new HttpFailure(400, exec.message);
+    if (!Array.isArray(exec)) throw new HttpFailure(400, 'EXECABORT transaction discarded');
+    return exec.map((reply) => slotOf(reply, base64));
   }
 
   async function answer(req: IncomingMessage, path: string): Promise<[number, unknown]> {
@@ -199,7 +204,7 @@ export async function startRestServer(options: RestServerOptions): Promise<RestS
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      redis.disconnect();
+      redis.close();
     },
   };
 }
