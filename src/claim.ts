@@ -22,6 +22,8 @@ export interface ClaimResult {
   readonly nextCursor: string | undefined;
   /** Fresh entries asked for; a fresh read that returns fewer came back short. */
   readonly freshRequested: number;
+  /** Bytes of field names and values across all entries (the reply's payload, roughly). */
+  readonly bytes: number;
   /** With plan.peekLastId: the stream's newest id read just before the fresh read (undefined if empty). */
   readonly streamLastId?: string;
 }
@@ -79,8 +81,10 @@ export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): 
   }
   const freshReply = replies[plan.reclaim > 0 ? 1 : 0];
   const fresh = freshReply == null ? [] : parseEntries(streamEntriesOf(freshReply), () => 1, false);
+  const entries = reclaimed.length === 0 ? fresh : [...reclaimed, ...fresh];
   return {
-    entries: reclaimed.length === 0 ? fresh : [...reclaimed, ...fresh],
+    entries,
+    bytes: entryBytes(entries),
     reclaimed: reclaimed.length,
     deletedIds,
     nextCursor,
@@ -91,6 +95,15 @@ export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): 
 
 export async function claimEntries(port: RedisPort, config: ConsumerConfig, plan = fullClaimPlan(config)): Promise<ClaimResult> {
   return claimResultOf(plan, await runOperations(port, claimOperations(config, plan)));
+}
+
+function entryBytes(entries: readonly StreamEntry[]): number {
+  let bytes = 0;
+  for (const entry of entries) {
+    bytes += entry.id.length;
+    for (const [name, value] of entry.fields) bytes += name.length + value.byteLength;
+  }
+  return bytes;
 }
 
 /** XREADGROUP replies `[[stream, entries]]` for the one stream it was asked about. */

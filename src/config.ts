@@ -55,6 +55,10 @@ export const consumerConfigSchema = z.strictObject({
    * only), `sleep` = plain timer. Default: block on TCP, sleep on REST.
    */
   wait: z.enum(['block', 'sleep']).optional(),
+  /** Reclaim cadence (SPEC §5.1): XAUTOCLAIM runs at least every this many rounds while fresh entries fill them. */
+  reclaimEveryRounds: z.int().min(1).max(1_000).default(10),
+  /** Byte budget of one claim reply (SPEC §5.1): claim counts follow the observed entry size. */
+  maxRoundBytes: z.int().min(65_536).max(536_870_912).default(8 * 1024 * 1024),
   /** Where a newly created group starts: `0-0` replays history, `$` starts from now. */
   startFrom: z.enum(['0-0', '$']).default('0-0'),
 });

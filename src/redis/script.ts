@@ -41,9 +41,10 @@ function isNoScript(reply: RedisReply | RedisCommandError): reply is RedisComman
 
 /**
  * Runs the operations in one round trip (two when a script must be loaded) and returns
- * every reply, or throws the first error reply. Script errors name the script.
+ * every reply, an error reply in its slot (script errors name the script). For callers
+ * that must act on the replies that did succeed, e.g. a claim sent beside a failed settle.
  */
-export async function runOperations(port: RedisPort, ops: readonly Operation[]): Promise<RedisReply[]> {
+export async function runOperationsSettled(port: RedisPort, ops: readonly Operation[]): Promise<Array<RedisReply | RedisCommandError>> {
   const replies = await port.exchange(ops.map(toCommand));
   const missing = ops.flatMap((op, i) => (isScriptCall(op) && isNoScript(replies[i]!) ? [i] : []));
   if (missing.length > 0) {
@@ -53,13 +54,20 @@ export async function runOperations(port: RedisPort, ops: readonly Operation[]):
     });
   }
   return replies.map((reply, i) => {
-    if (reply instanceof RedisCommandError) {
-      const op = ops[i]!;
-      if (isScriptCall(op)) throw new RedisCommandError(`script ${op.script.name}`, reply.reply, { cause: reply });
-      throw reply;
-    }
+    const op = ops[i]!;
+    if (reply instanceof RedisCommandError && isScriptCall(op)) return new RedisCommandError(`script ${op.script.name}`, reply.reply, { cause: reply });
     return reply;
   });
+}
+
+/** Like runOperationsSettled, but throws the first error reply. */
+export async function runOperations(port: RedisPort, ops: readonly Operation[]): Promise<RedisReply[]> {
+  return (await runOperationsSettled(port, ops)).map(throwIfError);
+}
+
+export function throwIfError(reply: RedisReply | RedisCommandError): RedisReply {
+  if (reply instanceof RedisCommandError) throw reply;
+  return reply;
 }
 
 export async function runScript(port: RedisPort, call: ScriptCall): Promise<RedisReply> {

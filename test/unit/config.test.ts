@@ -56,6 +56,12 @@ describe('consumer config', () => {
     expect(() => parseConsumerConfig({ ...valid, blockMs: 0 })).toThrow(/blockMs/);
   });
 
+  it('defaults and bounds the reclaim cadence and the byte budget of a round', () => {
+    expect(parseConsumerConfig(valid)).toMatchObject({ reclaimEveryRounds: 10, maxRoundBytes: 8 * 1024 * 1024 });
+    const problems = problemsFor({ ...valid, reclaimEveryRounds: 0, maxRoundBytes: 1_000 });
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['reclaimEveryRounds', 'maxRoundBytes']);
+  });
+
   it('lists every problem at once', () => {
     const problems = problemsFor({ ...valid, stream: 'has space', group: '', batch: 0, blockMs: 0, extra: true });
     expect(problems.map((p) => p.split(':')[0])).toEqual(expect.arrayContaining(['stream', 'group', 'batch', 'blockMs', '']));
