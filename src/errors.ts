@@ -99,3 +99,28 @@ export function errorCode(error: unknown): string | undefined {
     return undefined;
   }
 }
+
+/** What a log line may say about a thrown value: its name, and for an Error its code and message. */
+export interface ThrownDescription {
+  readonly name: string;
+  readonly code?: string;
+  readonly message?: string;
+}
+
+/**
+ * Describes any thrown value for a log line without trusting it: a non-Error gives only its
+ * type; an Error whose getters throw, or a revoked Proxy, gives what could be read — a
+ * logging path must never throw in its turn (in a catch block that would turn a handled
+ * failure into an unhandled one).
+ */
+export function describeThrown(error: unknown): ThrownDescription {
+  try {
+    if (!(error instanceof Error)) return { name: typeof error };
+    const name = typeof error.name === 'string' ? error.name : 'Error';
+    const message = typeof error.message === 'string' ? error.message : '';
+    const code = errorCode(error);
+    return code === undefined ? { name, message } : { name, code, message };
+  } catch {
+    return { name: 'uninspectable' };
+  }
+}

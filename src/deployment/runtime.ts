@@ -7,6 +7,7 @@
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { parseStreamAuth } from '../auth/modes';
 import { withConsumerName } from '../config';
+import { describeThrown } from '../errors';
 import type { Poller } from '../poller';
 import { createPublisher, type Publisher, type PublishResult } from '../publish/publisher';
 import type { RedisPort } from '../redis/port';
@@ -36,7 +37,8 @@ function wakingPublisher(publisher: Publisher, wakeUp: NonNullable<RuntimeOption
       await wakeUp(results.map((r) => r.stream));
     } catch (error) {
       // A lost wake-up only delays delivery until the next scheduled poll.
-      const reason = error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
+      const { name, message } = describeThrown(error);
+      const reason = message === undefined ? 'unknown error' : `${name}: ${message}`;
       log(JSON.stringify({ level: 'warn', msg: 'wake-up not sent', reason }));
     }
   };

@@ -3,7 +3,7 @@
  * errors only their name, code and message — never a stack trace, a header or a body, so
  * tokens and payloads cannot reach the log.
  */
-import { errorCode } from '../errors';
+import { describeThrown } from '../errors';
 
 export type LogSink = (line: string) => void;
 
@@ -14,9 +14,7 @@ export interface Logger {
 
 /** What a log line may say about an error (this library's messages carry no secrets). */
 export function describeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { name: typeof error };
-  const code = errorCode(error);
-  return code === undefined ? { name: error.name, message: error.message } : { name: error.name, code, message: error.message };
+  return { ...describeThrown(error) };
 }
 
 export function createLogger(sink: LogSink, now: () => number): Logger {

@@ -6,6 +6,7 @@
  * that half-failed appends only what is missing.
  */
 import { publishScript } from '../generated/lua-scripts';
+import { describeThrown } from '../errors';
 import { hashTagOf } from '../keys';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
@@ -71,7 +72,7 @@ export function createPublisher(options: PublisherOptions): Publisher {
       hints += entries.length;
       addProcessDuplicateHints(entries.length);
       const what = entries.length === 1 ? `event ${entries[0]!.event.eventId}` : `batch of ${entries.length} events`;
-      const reason = error instanceof Error ? error.message : 'unknown failure';
+      const reason = describeThrown(error).message ?? 'unknown failure';
       throw new PublishError('PUBLISH_APPEND_FAILED', `append of ${what} not confirmed (retry it): ${reason}`, { cause: error });
     }
   };

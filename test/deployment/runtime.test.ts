@@ -193,6 +193,30 @@ describe.each(clientKinds)('deployment runtime over $name', (kind) => {
     expect(report).toMatchObject({ retained: 1, acked: 0 });
   });
 
+  it('logs a failed wake-up, even one throwing a value nothing can inspect, and the publish still succeeds', async () => {
+    const prefix = uniquePrefix();
+    const lines: string[] = [];
+    const revoked = Proxy.revocable(new Error('x'), {});
+    revoked.revoke();
+    const failures = [new Error('queue down'), revoked.proxy];
+    const runtime = createRuntime(deployment(prefix, []), {
+      port,
+      env,
+      log: (line) => lines.push(line),
+      wakeUp: async () => {
+        throw failures.shift();
+      },
+    });
+    const publisher = runtime.publisherFor('orchestrator');
+    await publisher.publish({ eventType: 'inventory.reserve', eventId: 'c-1', payload: '{}' });
+    await publisher.publish({ eventType: 'inventory.reserve', eventId: 'c-2', payload: '{}' });
+    expect(await admin.xlen(`${prefix}:{c}:cmd`)).toBe(2);
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      { level: 'warn', msg: 'wake-up not sent', reason: 'Error: queue down' },
+      { level: 'warn', msg: 'wake-up not sent', reason: 'unknown error' },
+    ]);
+  });
+
   it('refuses a poll job with too little time left before sending any command', async () => {
     const metered = meterPort(port);
     const runtime = createRuntime(deployment(uniquePrefix(), []), { port: metered, env });

@@ -263,6 +263,22 @@ describe.each(clientKinds)('publish API over $name', (kind) => {
     ]);
   });
 
+  it('a wake-up that throws a value nothing can inspect is logged and the publish still succeeds', async () => {
+    const revoked = Proxy.revocable(new Error('x'), {});
+    revoked.revoke();
+    const api = app({
+      wakeUp: async () => {
+        throw revoked.proxy;
+      },
+    });
+    const res = await api.request('/v1/events/order.placed', placed());
+    expect(res.status).toBe(202);
+    expect(await admin.xlen(streams.orders)).toBe(1);
+    expect(logs.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 'warn', msg: expect.stringContaining('wake-up failed'), error: { name: 'uninspectable' } }),
+    ]);
+  });
+
   it('/healthz answers 200; /readyz 200 after ensuring every group', async () => {
     const api = app();
     const health = await api.request('/healthz', { method: 'GET' });

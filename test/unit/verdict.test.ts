@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createSignedProcessor } from '../../src/auth/signed-processor';
 import type { DeliveryContext, EntryProcessor } from '../../src/decide';
 import type { StreamEntry } from '../../src/entry';
-import { errorCode } from '../../src/errors';
+import { describeThrown, errorCode } from '../../src/errors';
 import { createProcessor, rawPayload } from '../../src/processor';
 import { createEnvelopeProcessor } from '../../src/saga/envelope-processor';
 import { Verdicts, verdictOfOutcome, verdictOfThrown } from '../../src/verdict';
@@ -51,6 +51,19 @@ describe('verdictOfThrown', () => {
 describe('errorCode', () => {
   it.each(uninspectableValues())('never throws for %s, and gives no code it cannot read', (name, thrown) => {
     expect(errorCode(thrown)).toBe(name.startsWith('a Rejection-like') ? 'REJECTION' : undefined);
+  });
+});
+
+describe('describeThrown', () => {
+  it.each(uninspectableValues())('never throws for %s', (_, thrown) => {
+    expect(typeof describeThrown(thrown).name).toBe('string');
+  });
+
+  it('describes an Error by name, code and message, anything else by its type only', () => {
+    expect(describeThrown(new TypeError('bad'))).toEqual({ name: 'TypeError', message: 'bad' });
+    expect(describeThrown(Object.assign(new Error('down'), { code: 'ECONNREFUSED' }))).toEqual({ name: 'Error', code: 'ECONNREFUSED', message: 'down' });
+    expect(describeThrown('secret-ish string')).toEqual({ name: 'string' });
+    expect(describeThrown(null)).toEqual({ name: 'object' });
   });
 });
 
