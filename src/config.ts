@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from './errors';
-import { deriveStreamKeys, hashTagOf, isValidKeyName, type StreamKeys } from './keys';
+import { deriveStreamKeys, derivedKeyProblems, hashTagOf, isValidKeyName, type StreamKeys } from './keys';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
@@ -132,7 +132,8 @@ export function parseConsumerConfig(input: unknown): ConsumerConfig {
     reclaimBatch: reclaimBatch ?? rest.batch,
     keys: Object.freeze(deriveStreamKeys(rest.stream, rest.group, overrides)),
   };
-  const problems = crossFieldProblems(config);
+  // Derived key names follow the rule explicit ones do (SPEC §3.4), blamed on the field that caused them.
+  const problems = [...derivedKeyProblems(rest.stream, rest.group, overrides), ...crossFieldProblems(config)];
   if (problems.length > 0) throw new ConfigError('consumer config', problems);
   parsedConfigs.add(Object.freeze(config));
   return config;

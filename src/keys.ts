@@ -65,6 +65,61 @@ export function markerKey(keys: Pick<StreamKeys, 'markerPrefix'>, group: string,
   return `${keys.markerPrefix}${group}:${sourceEntryId}`;
 }
 
+/** The longest stream entry id: both parts at their 64-bit maximum (41 bytes). */
+export const LONGEST_ENTRY_ID = '18446744073709551615-18446744073709551615';
+
+const MAX_KEY_BYTES = 256;
+const PRINTABLE = /^[\x21-\x7e]+$/;
+const byteLength = (text: string) => new TextEncoder().encode(text).length;
+
+export interface DerivedKeyProblem {
+  /** The config field that caused it (`stream`, `group`, `keys.markerPrefix`). */
+  readonly path: string;
+  readonly message: string;
+}
+
+function tooLongProblem(path: string, what: string, key: string): DerivedKeyProblem {
+  return { path, message: `makes the ${what} ${byteLength(key)} bytes long; key names are at most ${MAX_KEY_BYTES} bytes` };
+}
+
+/** The DLT name derived from the stream (none when overridden) must fit the key-name rule. */
+export function derivedDltProblems(stream: string, overrides: Pick<StreamKeyOverrides, 'dlt'> = {}): DerivedKeyProblem[] {
+  if (overrides.dlt !== undefined) return [];
+  const dlt = deriveStreamKeys(stream, '').dlt;
+  return byteLength(dlt) > MAX_KEY_BYTES ? [tooLongProblem('stream', 'derived DLT name (<stream>:dlt)', dlt)] : [];
+}
+
+/**
+ * Derived key names follow the same rule as explicit ones (SPEC §3.4): printable ASCII,
+ * no spaces, 1..=256 bytes. The stream and each override are checked as names on their own;
+ * this checks what is built from them — the DLT `<stream>:dlt`, the cursor
+ * `<stream>:cursor:<group>` and every marker `<markerPrefix><group>:<entry id>` up to the
+ * longest entry id. The group is part of every marker key, so it must be key-safe even
+ * with an explicit cursor. A key too long is blamed on the group when a shorter group would
+ * fix it, otherwise on the field its prefix comes from. Values are never echoed.
+ */
+export function derivedKeyProblems(stream: string, group: string, overrides: StreamKeyOverrides = {}): DerivedKeyProblem[] {
+  const keys = deriveStreamKeys(stream, group, overrides);
+  const problems: DerivedKeyProblem[] = [];
+  if (group.length > 0 && !PRINTABLE.test(group)) {
+    problems.push({ path: 'group', message: 'must be printable ASCII without spaces: it is part of every dead-letter marker key (and of the derived cursor key)' });
+  }
+  const tooLong = (path: string, what: string, key: string) => problems.push(tooLongProblem(path, what, key));
+  /** A per-group key too long: blame the group when a shorter one would do, else where the prefix comes from. */
+  const perGroup = (what: string, key: string, withoutGroup: string, prefixSource: string) => {
+    if (byteLength(key) > MAX_KEY_BYTES) tooLong(byteLength(withoutGroup) < MAX_KEY_BYTES ? 'group' : prefixSource, what, key);
+  };
+  problems.push(...derivedDltProblems(stream, overrides));
+  if (overrides.cursor === undefined) perGroup('derived cursor key (<stream>:cursor:<group>)', keys.cursor, `${stream}:cursor:`, 'stream');
+  perGroup(
+    'longest marker key (<markerPrefix><group>:<entry id>)',
+    markerKey(keys, group, LONGEST_ENTRY_ID),
+    `${keys.markerPrefix}:${LONGEST_ENTRY_ID}`,
+    overrides.markerPrefix === undefined ? 'stream' : 'keys.markerPrefix',
+  );
+  return problems;
+}
+
 /** Event ids become key suffixes (markers, dedupe records): same rule as key names. */
 export function isValidEventId(eventId: string): boolean {
   return NAME_PATTERN.test(eventId);

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { problemsOf, keyName, memberName } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';
-import { deriveStreamKeys, hashTagOf } from '../keys';
+import { deriveStreamKeys, derivedDltProblems, hashTagOf } from '../keys';
 
 const DAY_SECONDS = 24 * 3600;
 
@@ -78,7 +78,7 @@ export function parseRetentionConfig(input: unknown): RetentionConfig {
     markerTtlSeconds,
     reaper: Object.freeze({ idleMs: reaper.idleMs, maxPerRun: reaper.maxPerRun, groups: reaper.groups && Object.freeze([...reaper.groups]) }),
   };
-  const problems = crossFieldProblems(config, keyTag);
+  const problems = [...derivedDltProblems(stream, { dlt: keys?.dlt }), ...crossFieldProblems(config, keyTag)];
   if (problems.length > 0) throw new ConfigError('retention config', problems);
   return Object.freeze(config);
 }

@@ -91,6 +91,30 @@ describe('consumer config', () => {
     expect(() => parseConsumerConfig({ ...valid, stream: 'orders:{o}', keyTag: 'o' })).not.toThrow();
   });
 
+  describe('derived key names follow the rule explicit ones do (SPEC §3.4)', () => {
+    it('rejects a group with a space: it would be part of the cursor and marker keys', () => {
+      expect(problemsFor({ ...valid, group: 'my group' })).toEqual([expect.stringMatching(/^group: must be printable ASCII without spaces/)]);
+      // An explicit cursor does not help: every marker key holds the group.
+      expect(problemsFor({ ...valid, group: 'my group', keys: { cursor: 'orders:cursor' } })[0]).toMatch(/^group:.*marker key/);
+    });
+
+    it('rejects a 256-byte stream whose derived DLT name would be 260 bytes, naming the stream', () => {
+      const problems = problemsFor({ ...valid, stream: 's'.repeat(256) });
+      expect(problems[0]).toBe('stream: makes the derived DLT name (<stream>:dlt) 260 bytes long; key names are at most 256 bytes');
+      expect(problems.every((p) => p.startsWith('stream:'))).toBe(true);
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(256), keys: { dlt: 'd', cursor: 'c', markerPrefix: 'm:' } })).not.toThrow();
+    });
+
+    it('blames the group when a shorter one would make the key fit, else the prefix it comes from', () => {
+      // <stream>:dlt:marker:<group>:<41-byte entry id>: 6 + 12 + 128 + 1 + 41 = 188 bytes, fits.
+      expect(() => parseConsumerConfig({ ...valid, group: 'g'.repeat(128) })).not.toThrow();
+      const longStream = { ...valid, stream: 's'.repeat(120), group: 'g'.repeat(100) };
+      expect(problemsFor(longStream)).toEqual([expect.stringMatching(/^group: makes the longest marker key .* 274 bytes long/)]);
+      const longPrefix = { ...valid, keys: { markerPrefix: 'm'.repeat(250) } };
+      expect(problemsFor(longPrefix)).toEqual([expect.stringMatching(/^keys\.markerPrefix: makes the longest marker key/)]);
+    });
+  });
+
   it('never echoes the offending value', () => {
     const secretish = 'sk_live_do_not_print';
     const error = (() => {

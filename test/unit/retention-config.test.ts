@@ -15,6 +15,11 @@ function problemsFor(input: object): string[] {
 }
 
 describe('retention config', () => {
+  it('rejects a stream whose derived DLT name would be too long, naming the stream', () => {
+    expect(problemsFor({ stream: 's'.repeat(256) })).toEqual([expect.stringMatching(/^stream: makes the derived DLT name .* 260 bytes long/)]);
+    expect(() => parseRetentionConfig({ stream: 's'.repeat(256), keys: { dlt: 'd' } })).not.toThrow();
+  });
+
   it('derives the DLT name from the stream and fills defaults', () => {
     const config = parseRetentionConfig({ stream: 'orders' });
     expect(config).toEqual({
