@@ -2,7 +2,6 @@
  * Runs one benchmark scenario in its own process (so RSS and GC are its own) and prints
  * `RESULT <json>` as its last line. Invoked by bench/run.ts.
  */
-import { useNodeCrypto } from '../src/node/crypto';
 import { runBullmq, type BullParams } from './scenarios/bullmq';
 import { runHttp, type HttpParams } from './scenarios/http';
 import { runRest } from './scenarios/rest';
@@ -47,9 +46,6 @@ async function run(job: Job): Promise<ScenarioResult> {
   }
 }
 
-// As every Node entry point of the product does (Lambda, CLI, local stack); the per-message
-// baseline verifies through the same engine, so the comparison stays like for like.
-useNodeCrypto();
 
 main(JSON.parse(process.argv[2]!) as Job).then(
   (result) => {

@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import { SecretKey } from '../src/auth/secret';
 import { signEntry } from '../src/auth/signature';
+import { nodeHmac } from '../src/node/crypto';
 
 export const BENCH_KEY_ID = 'bench-1';
 export const BENCH_KEY = SecretKey.from('bench-hmac-key-0123456789abcdef0123456789abcdef');
@@ -19,7 +20,7 @@ export function jsonPayload(bytes: number, sentAt?: number): string {
 }
 
 export async function signedFields(stream: string, eventId: string, payload: string): Promise<string[]> {
-  const sig = await signEntry(BENCH_KEY, { stream, eventId, eventType: EVENT_TYPE, payload });
+  const sig = await signEntry(BENCH_KEY, { stream, eventId, eventType: EVENT_TYPE, payload }, nodeHmac);
   return ['event', EVENT_TYPE, 'event_id', eventId, 'payload', payload, 'key_id', BENCH_KEY_ID, 'sig', sig];
 }
 

@@ -4,6 +4,7 @@
  */
 import { createSignedProcessor } from '../../src/auth/signed-processor';
 import type { EntryProcessor } from '../../src/decide';
+import { nodeHmac } from '../../src/node/crypto';
 import { rawPayload } from '../../src/processor';
 import { BENCH_KEY, BENCH_KEY_ID } from '../fixtures';
 
@@ -13,5 +14,6 @@ export function benchProcessor(stream: string): EntryProcessor {
     auth: { mode: 'hmac', keyId: BENCH_KEY_ID, key: BENCH_KEY, producer: 'bench' },
     decode: rawPayload,
     handler: () => 'committed',
+    hmac: nodeHmac,
   });
 }

@@ -1,6 +1,6 @@
 /**
  * Node's native HMAC-SHA256 as an HmacEngine. Node-only (node:crypto), so it is exported
- * from `saga-streams/node` and installed by Node entry points with `useNodeCrypto()`.
+ * from `saga-streams/node`, and Node entry points pass it to the factories (`hmac` option).
  * Produces exactly the Web Crypto bytes (the signature vectors run on both engines).
  *
  * Messages up to ONE_SHOT_LIMIT are MACed from HMAC's definition (RFC 2104) with two
@@ -11,10 +11,10 @@
  * releases without `crypto.hash` (< 20.12), use `createHmac`.
  */
 import * as nodeCrypto from 'node:crypto';
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { constantTimeEqual, constantTimeEqualHex } from '../auth/constant-time';
 import { fromHex } from '../auth/hex';
-import { setHmacEngine, type HmacEngine } from '../auth/hmac';
+import type { HmacEngine } from '../auth/hmac';
 import type { SecretKey } from '../auth/secret';
 
 const BLOCK_BYTES = 64;
@@ -101,7 +101,15 @@ export const nodeHmac: HmacEngine = {
   },
 };
 
-/** Installs the native engine for this process. */
-export function useNodeCrypto(): void {
-  setHmacEngine(nodeHmac);
-}
+/** The textbook engine: `createHmac` and `timingSafeEqual` per message (issue 15 item 4 comparison). */
+export const plainNodeHmac: HmacEngine = {
+  name: 'node-plain',
+  synchronous: true,
+  mac(key, message) {
+    return streamingMac(stateOf(key), message);
+  },
+  verify(key, message, expected) {
+    const mac = streamingMac(stateOf(key), message);
+    return mac.length === expected.length && timingSafeEqual(mac, expected);
+  },
+};
