@@ -2,7 +2,7 @@
  * Runs one benchmark scenario in its own process (so RSS and GC are its own) and prints
  * `RESULT <json>` as its last line. Invoked by bench/run.ts.
  */
-import { useNodeCrypto } from '../src/node/crypto';
+import { createInterface } from 'node:readline';
 import { runBullmq, type BullParams } from './scenarios/bullmq';
 import { runHttp, type HttpParams } from './scenarios/http';
 import { runRest } from './scenarios/rest';
@@ -10,13 +10,30 @@ import { runLatency, type LatencyParams } from './scenarios/latency';
 import { runPerMessage } from './scenarios/per-message';
 import { runProduct } from './scenarios/product';
 import { runRaw } from './scenarios/raw';
+import { runRawVerify } from './scenarios/raw-verify';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 
-type Job =
-  | { scenario: 'product' | 'per-message' | 'raw' | 'rest'; params: StreamParams; warmup?: StreamParams }
+type Job = (
+  | { scenario: 'product' | 'per-message' | 'raw' | 'raw-verify' | 'rest'; params: StreamParams; warmup?: StreamParams }
   | { scenario: 'http'; params: HttpParams; warmup?: undefined }
   | { scenario: 'bullmq'; params: BullParams; warmup?: BullParams }
-  | { scenario: 'latency'; params: LatencyParams; warmup?: undefined };
+  | { scenario: 'latency'; params: LatencyParams; warmup?: undefined }
+) & {
+  /** Processes that run side by side: each says READY after its warm-up and starts on GO. */
+  readonly barrier?: boolean;
+};
+
+/** Waits for the parent's GO line on stdin. */
+function barrier(): Promise<void> {
+  console.log('READY');
+  return new Promise((resolve) => {
+    const lines = createInterface({ input: process.stdin });
+    lines.once('line', () => {
+      lines.close();
+      resolve();
+    });
+  });
+}
 
 /**
  * The warm-up pass runs the same scenario on its own prefilled workload first, untimed, so
@@ -25,6 +42,7 @@ type Job =
  */
 async function main(job: Job): Promise<ScenarioResult> {
   if (job.warmup !== undefined) await run({ ...job, params: job.warmup } as Job);
+  if (job.barrier) await barrier();
   return run(job);
 }
 
@@ -36,6 +54,8 @@ async function run(job: Job): Promise<ScenarioResult> {
       return runPerMessage(job.params);
     case 'raw':
       return runRaw(job.params);
+    case 'raw-verify':
+      return runRawVerify(job.params);
     case 'bullmq':
       return runBullmq(job.params);
     case 'latency':
@@ -46,10 +66,6 @@ async function run(job: Job): Promise<ScenarioResult> {
       return runHttp(job.params);
   }
 }
-
-// As every Node entry point of the product does (Lambda, CLI, local stack); the per-message
-// baseline verifies through the same engine, so the comparison stays like for like.
-useNodeCrypto();
 
 main(JSON.parse(process.argv[2]!) as Job).then(
   (result) => {

@@ -3,12 +3,15 @@
  * `key_id`, `sig`), appended in pipelined chunks. Signing happens once per entry here so
  * the measured consumers verify real signatures.
  */
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { SecretKey } from '../src/auth/secret';
 import { signEntry } from '../src/auth/signature';
+import { nodeHmac } from '../src/node/crypto';
 
 export const BENCH_KEY_ID = 'bench-1';
-export const BENCH_KEY = SecretKey.from('bench-hmac-key-0123456789abcdef0123456789abcdef');
+/** The key's bytes, for the textbook verifier of `raw_verify` (the product gets the SecretKey). */
+export const BENCH_KEY_BYTES = new TextEncoder().encode('bench-hmac-key-0123456789abcdef0123456789abcdef');
+export const BENCH_KEY = SecretKey.from(BENCH_KEY_BYTES);
 export const EVENT_TYPE = 'order.placed';
 const PREFILL_CHUNK = 250;
 
@@ -19,12 +22,12 @@ export function jsonPayload(bytes: number, sentAt?: number): string {
 }
 
 export async function signedFields(stream: string, eventId: string, payload: string): Promise<string[]> {
-  const sig = await signEntry(BENCH_KEY, { stream, eventId, eventType: EVENT_TYPE, payload });
+  const sig = await signEntry(BENCH_KEY, { stream, eventId, eventType: EVENT_TYPE, payload }, nodeHmac);
   return ['event', EVENT_TYPE, 'event_id', eventId, 'payload', payload, 'key_id', BENCH_KEY_ID, 'sig', sig];
 }
 
-/** Appends `count` signed entries and creates the group at 0-0. */
-export async function prefillStream(redis: Redis, stream: string, count: number, payloadBytes: number, group = 'bench'): Promise<void> {
+/** Appends `count` signed entries (no group: each run makes its own, see resetGroup). */
+export async function prefillStream(redis: Redis | Cluster, stream: string, count: number, payloadBytes: number): Promise<void> {
   await redis.del(stream);
   const payload = jsonPayload(payloadBytes);
   for (let start = 0; start < count; start += PREFILL_CHUNK) {
@@ -33,5 +36,14 @@ export async function prefillStream(redis: Redis, stream: string, count: number,
     for (let i = start; i < end; i += 1) pipeline.xadd(stream, '*', ...(await signedFields(stream, `ev-${i}`, payload)));
     await pipeline.exec();
   }
+}
+
+/**
+ * A fresh group at 0-0: the next run reads every entry again. Acks delete nothing and the
+ * product writes per-entry state only for dead-letters, so one prefilled stream serves every
+ * run and scenario (prefilling signed entries costs more than most runs).
+ */
+export async function resetGroup(redis: Redis | Cluster, stream: string, group: string): Promise<void> {
+  await redis.xgroup('DESTROY', stream, group);
   await redis.xgroup('CREATE', stream, group, '0-0');
 }

@@ -1,107 +1,118 @@
 /**
- * `npm run bench [-- --quick]`: one run, one private redis-server, every scenario in its
- * own child process on the same prefilled streams. Prints a table and writes
- * bench/results/latest.json with the target ratios under `ratios`.
+ * `npm run bench [-- --quick]`: one run, its own redis-server and 3-master Cluster, every
+ * scenario in its own child process on the same prefilled streams. Prints a table and
+ * writes bench/results/latest.json with the target ratios under `ratios`, beside the raw
+ * loop's absolute figure and the load average that tell whether the run was quiet.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { startRedisServer } from '../local/redis-server';
-import { jsonPayload, prefillStream } from './fixtures';
-import type { ScenarioResult } from './scenarios/types';
+import { Cluster, Redis } from 'ioredis';
+import { startRedisCluster, startRedisServer } from '../local/redis-server';
+import { measureColdImport, type ColdImport } from './cold-import';
+import { jsonPayload, prefillStream, resetGroup } from './fixtures';
+import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
+import { report, type RunContext } from './report';
+import type { ScenarioResult, StreamParams } from './scenarios/types';
+import { bundleChild, runChild, runSideBySide } from './spawn';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
-const SIZES = { '300B': 300, '64KiB': 64 * 1024 } as const;
-type Size = keyof typeof SIZES;
-
-const plan = quick
-  ? { reps: 3, small: 6_000, large: 1_000, perMessage: 2_000, bull: 3_000, rest: 2_000, httpSingle: 1_000, httpBatches: 30, latencyMessages: 200 }
-  : { reps: 5, small: 20_000, large: 3_000, perMessage: 5_000, bull: 10_000, rest: 5_000, httpSingle: 3_000, httpBatches: 100, latencyMessages: 800 };
-/** Untimed warm-up workload per child (see bench/child.ts), the same for every contender. */
-const WARMUP: Record<Size, number> = { '300B': 2_000, '64KiB': 500 };
-/** Latency samples before this are dropped: the first second of a fresh process. */
-const LATENCY_WARMUP_MESSAGES = 40;
-
-interface Figure {
-  readonly name: string;
-  readonly runs: ScenarioResult[];
-}
+/** `--report bench/results/runs.json`: print and write the report of a finished run again. */
+const reportFrom = process.argv.includes('--report') ? process.argv[process.argv.indexOf('--report') + 1] : undefined;
+const RUNS_FILE = join(here, 'results', 'runs.json');
+const LATEST_FILE = join(here, 'results', 'latest.json');
+const plan = quick ? QUICK : FULL;
+const GROUP = 'bench';
 
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
-
-/**
- * Scenarios run from one esbuild bundle on plain node, as a deployed function would: no
- * TypeScript loader in the measured process (tsx alone adds ~35 MiB RSS and CPU).
- */
-async function bundleChild(): Promise<{ file: string; cleanup: () => void }> {
-  // Inside the repo so the bundle's external packages resolve from node_modules.
-  mkdirSync(join(here, '.build'), { recursive: true });
-  const dir = mkdtempSync(join(here, '.build', 'child-'));
-  const file = join(dir, 'child.mjs');
-  await build({
-    entryPoints: [join(here, 'child.ts')],
-    outfile: file,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'error',
-  });
-  return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-let childFile = '';
-
-function runChild(job: object): Promise<ScenarioResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [childFile, JSON.stringify(job)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      if (code !== 0 || !line) return reject(new Error(`scenario ${JSON.stringify(job)} failed (exit ${code})`));
-      resolve(JSON.parse(line.slice(7)) as ScenarioResult);
-    });
-  });
-}
-
 const eps = (r: ScenarioResult) => r.entries / r.seconds;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const stat = (xs: number[]) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+
+/** Cluster hash tags that land on three different masters, so each stream has a master to itself. */
+async function tagsOnEachMaster(cluster: Cluster, masters: number): Promise<string[]> {
+  const slots = await cluster.cluster('SLOTS');
+  const owner = (slot: number) => slots.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
+  const chosen = new Map<number | undefined, string>();
+  for (let i = 0; chosen.size < masters && i < 1_000; i += 1) {
+    const tag = `t${i}`;
+    const node = owner((await cluster.cluster('KEYSLOT', tag)) as number);
+    if (!chosen.has(node)) chosen.set(node, tag);
+  }
+  return [...chosen.values()];
+}
 
 async function main(): Promise<void> {
-  const bundle = await bundleChild();
-  childFile = bundle.file;
+  const loadAtStart = loadavg();
+  const loadPerRepetition: number[][] = [];
+  const bundle = await bundleChild(here);
   const server = await startRedisServer();
-  // Whatever happens, the private server and the bundle go away with the run.
-  let latency: ScenarioResult | undefined;
+  const redisCluster = await startRedisCluster(3);
   const figures = new Map<string, ScenarioResult[]>();
+  const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
+  let latency: ScenarioResult | undefined;
   try {
     const admin = new Redis(server.url);
-    const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
+    const clusterAdmin = new Cluster([...redisCluster.nodes]);
+    const base = { redisUrl: server.url, group: GROUP };
 
-    const streamCase = async (name: string, scenario: string, size: Size, count: number, batch: number) => {
-      const stream = `bench:${name}`;
-      const warmupStream = `${stream}:warmup`;
-      await prefillStream(admin, stream, count, SIZES[size]);
-      await prefillStream(admin, warmupStream, WARMUP[size], SIZES[size]);
-      const params = { redisUrl: server.url, stream, group: 'bench', count, batch };
-      const result = await runChild({ scenario, params, warmup: { ...params, stream: warmupStream, count: WARMUP[size] } });
-      await admin.del(stream, warmupStream);
+    progress('prefilling signed entries');
+    const streams = { '300B': 'bench:300B', '64KiB': 'bench:64KiB', perMessage: 'bench:per-message', rest: 'bench:rest', scale: 'bench:scale' };
+    const warmStreams: Record<Size, string> = { '300B': 'bench:warm:300B', '64KiB': 'bench:warm:64KiB' };
+    await prefillStream(admin, streams['300B'], plan.small, SIZES['300B']);
+    await prefillStream(admin, streams['64KiB'], plan.large, SIZES['64KiB']);
+    await prefillStream(admin, streams.perMessage, plan.perMessage, SIZES['300B']);
+    await prefillStream(admin, streams.rest, plan.rest, SIZES['300B']);
+    await prefillStream(admin, streams.scale, plan.scale, SIZES['300B']);
+    for (const size of ['300B', '64KiB'] as const) await prefillStream(admin, warmStreams[size], WARMUP[size], SIZES[size]);
+    const tags = await tagsOnEachMaster(clusterAdmin, 3);
+    const clusterStreams = tags.map((tag) => `bench:{${tag}}`);
+    for (const stream of clusterStreams) {
+      await prefillStream(clusterAdmin, stream, plan.clusterPerStream, SIZES['300B']);
+      await prefillStream(clusterAdmin, `${stream}:warm`, WARMUP['300B'], SIZES['300B']);
+    }
+
+    // Every child warms up on its own group of a warm-up stream, so processes side by side
+    // each get the whole warm-up workload.
+    let warmGroups = 0;
+    const warmup = async (redis: Redis | Cluster, stream: string, size: Size, params: Omit<StreamParams, 'stream' | 'group' | 'count'>) => {
+      const group = `warm-${(warmGroups += 1)}`;
+      await redis.xgroup('CREATE', stream, group, '0-0');
+      return { ...params, stream, group, count: WARMUP[size], shared: false };
+    };
+
+    const streamCase = async (name: string, scenario: string, stream: string, size: Size, count: number, batch: number) => {
+      await resetGroup(admin, stream, GROUP);
+      const params = { ...base, stream, count, batch };
+      const result = await runChild(bundle.file, { scenario, params, warmup: await warmup(admin, warmStreams[size], size, { ...base, batch }) });
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} entries/s`);
+    };
+
+    const scaleCase = async (name: string, scenario: string, processes: number) => {
+      await resetGroup(admin, streams.scale, GROUP);
+      const jobs = [];
+      for (let i = 0; i < processes; i += 1) {
+        const params = { ...base, stream: streams.scale, count: plan.scale, batch: SCALE_BATCH, consumer: `${scenario}-${i}`, shared: true };
+        jobs.push({ scenario, params, warmup: await warmup(admin, warmStreams['300B'], '300B', params) });
+      }
+      const { aggregate } = await runSideBySide(bundle.file, jobs);
+      if (aggregate.entries !== plan.scale) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
+      record(name, aggregate);
+      progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate`);
+    };
+
+    const clusterCase = async (name: string, scenario: string) => {
+      const jobs = [];
+      for (const stream of clusterStreams) {
+        await resetGroup(clusterAdmin, stream, GROUP);
+        const params = { ...base, clusterNodes: redisCluster.nodes, stream, count: plan.clusterPerStream, batch: SCALE_BATCH };
+        jobs.push({ scenario, params, warmup: await warmup(clusterAdmin, `${stream}:warm`, '300B', params) });
+      }
+      const { aggregate } = await runSideBySide(bundle.file, jobs);
+      record(name, aggregate);
+      progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate`);
     };
 
     const fillQueue = async (queueName: string, size: Size, count: number) => {
@@ -119,7 +130,7 @@ async function main(): Promise<void> {
       const queueName = `bench-${concurrency}-${size}`;
       const queues = [await fillQueue(queueName, size, count), await fillQueue(`${queueName}-warmup`, size, WARMUP[size])];
       const params = { redisUrl: server.url, queue: queueName, count, concurrency };
-      const result = await runChild({ scenario: 'bullmq', params, warmup: { ...params, queue: `${queueName}-warmup`, count: WARMUP[size] } });
+      const result = await runChild(bundle.file, { scenario: 'bullmq', params, warmup: { ...params, queue: `${queueName}-warmup`, count: WARMUP[size] } });
       for (const queue of queues) {
         await queue.obliterate({ force: true });
         await queue.close();
@@ -131,125 +142,70 @@ async function main(): Promise<void> {
     const httpCase = async (name: string, requests: number, perRequest: number) => {
       const stream = `bench:${name}`;
       await admin.del(stream);
-      const result = await runChild({ scenario: 'http', params: { redisUrl: server.url, stream, requests, perRequest, inFlight: 16 } });
+      const result = await runChild(bundle.file, { scenario: 'http', params: { redisUrl: server.url, stream, requests, perRequest, inFlight: 16 } });
       await admin.del(stream);
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} events/s (${Math.round(result.extra!.requestsPerSec!)} requests/s)`);
     };
 
     for (let rep = 0; rep < plan.reps; rep += 1) {
-      progress(`repetition ${rep + 1}/${plan.reps}`);
-      for (const batch of [10, 100, 500]) await streamCase(`product_b${batch}_300B`, 'product', '300B', plan.small, batch);
-      await streamCase('raw_b500_300B', 'raw', '300B', plan.small, 500);
-      await streamCase('per_message_b100_300B', 'per-message', '300B', plan.perMessage, 100);
-      for (const c of [1, 10, 50]) await bullCase(c, '300B', plan.bull);
-      await streamCase('product_b500_64KiB', 'product', '64KiB', plan.large, 500);
-      await streamCase('raw_b500_64KiB', 'raw', '64KiB', plan.large, 500);
+      loadPerRepetition.push(loadavg());
+      progress(`repetition ${rep + 1}/${plan.reps} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+      // Each ratio's two sides run back to back, so a load change hits both alike.
+      for (const batch of [100, 500]) {
+        await streamCase(`product_b${batch}_300B`, 'product', streams['300B'], '300B', plan.small, batch);
+        await streamCase(`raw_verify_b${batch}_300B`, 'raw-verify', streams['300B'], '300B', plan.small, batch);
+        await streamCase(`raw_b${batch}_300B`, 'raw', streams['300B'], '300B', plan.small, batch);
+      }
+      await streamCase('product_b10_300B', 'product', streams['300B'], '300B', plan.small, 10);
+      await streamCase('per_message_b100_300B', 'per-message', streams.perMessage, '300B', plan.perMessage, 100);
+      await bullCase(50, '300B', plan.bull);
+      await streamCase('product_b500_64KiB', 'product', streams['64KiB'], '64KiB', plan.large, 500);
+      await streamCase('raw_b500_64KiB', 'raw', streams['64KiB'], '64KiB', plan.large, 500);
       await bullCase(50, '64KiB', plan.large);
-      await streamCase('product_rest_b100_300B', 'rest', '300B', plan.rest, 100);
+      await streamCase('product_rest_b100_300B', 'rest', streams.rest, '300B', plan.rest, 100);
       await httpCase('http_publish_single', plan.httpSingle, 1);
       await httpCase('http_publish_batch100', plan.httpBatches, 100);
+      for (const processes of SCALE_PROCESSES) {
+        await scaleCase(`scale_${processes}`, 'product', processes);
+        await scaleCase(`scale_raw_verify_${processes}`, 'raw-verify', processes);
+      }
+      await clusterCase('scale_cluster3', 'product');
+      await clusterCase('scale_raw_verify_cluster3', 'raw-verify');
     }
-    progress('latency: continuous mode at 40 msg/s');
-    latency = await runChild({
+    progress(`latency: continuous mode at ${plan.latencyRate} msg/s, ${plan.latencyMessages} samples`);
+    latency = await runChild(bundle.file, {
       scenario: 'latency',
-      params: { redisUrl: server.url, stream: 'bench:latency', ratePerSecond: 40, messages: plan.latencyMessages, warmupMessages: LATENCY_WARMUP_MESSAGES },
+      params: {
+        redisUrl: server.url,
+        stream: 'bench:latency',
+        ratePerSecond: plan.latencyRate,
+        messages: plan.latencyMessages,
+        warmupMessages: LATENCY_WARMUP_MESSAGES,
+      },
     });
-    record('latency_continuous_40mps', latency);
-
     admin.disconnect();
+    clusterAdmin.disconnect();
   } finally {
     await server.stop();
+    await redisCluster.stop();
     bundle.cleanup();
   }
-  report(figures, latency!);
+  progress('cold import of the built poll bundle');
+  const coldImport: ColdImport = await measureColdImport(join(here, '..'), here);
+  const context: RunContext = { quick, plan, loadAtStart, loadAtEnd: loadavg(), loadPerRepetition, coldImport };
+  // Every measurement is kept before the report is made from it.
+  mkdirSync(dirname(RUNS_FILE), { recursive: true });
+  writeFileSync(RUNS_FILE, JSON.stringify({ figures: [...figures], latency, context }));
+  report(figures, latency!, context, LATEST_FILE);
 }
 
-/** HTTP requests counted at the REST server per round that handled entries (the final, empty claim costs one). */
-function restRoundTrips(run: ScenarioResult): number {
-  const busy = run.extra!.busyRounds!;
-  const empty = run.rounds! - busy;
-  return (run.extra!.httpRequests! - empty) / busy;
+function reportAgain(file: string): void {
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as { figures: Array<[string, ScenarioResult[]]>; latency: ScenarioResult; context: RunContext };
+  report(new Map(saved.figures), saved.latency, saved.context, LATEST_FILE);
 }
 
-function pairRatio(figures: Map<string, ScenarioResult[]>, a: string, b: string) {
-  const xs = figures.get(a)!;
-  const ys = figures.get(b)!;
-  return stat(xs.map((x, i) => eps(x) / eps(ys[i]!)));
-}
-
-function report(figures: Map<string, ScenarioResult[]>, latency: ScenarioResult): void {
-  const rows = [...figures.entries()].filter(([name]) => !name.startsWith('latency')).map(([name, runs]) => {
-    const rate = stat(runs.map(eps));
-    const rt = runs[0]!.roundTrips;
-    return {
-      name,
-      entriesPerSec: rate,
-      roundTripsPer1000: rt === undefined ? null : Math.round((rt / runs[0]!.entries) * 1000 * 10) / 10,
-      // Steady state – first round (a cold script cache costs one extra round trip per script).
-      roundTripsPerRound: runs[0]!.extra?.roundTripsPerBusyRoundMax === undefined
-        ? null
-        : `${Math.min(...runs.map((r) => r.extra!.roundTripsPerBusyRoundMin!))}–${Math.max(...runs.map((r) => r.extra!.roundTripsPerBusyRoundMax!))}`,
-      rssPeakMiB: stat(runs.map((r) => r.rssPeakMiB)),
-    };
-  });
-  const product500Large = figures.get('product_b500_64KiB')!;
-  const ratios = {
-    product_over_raw_b500_300B: pairRatio(figures, 'product_b500_300B', 'raw_b500_300B'),
-    product_over_per_message_b100: pairRatio(figures, 'product_b100_300B', 'per_message_b100_300B'),
-    product_b100_over_bullmq_c50: pairRatio(figures, 'product_b100_300B', 'bullmq_c50_300B'),
-    product_over_raw_b500_64KiB: pairRatio(figures, 'product_b500_64KiB', 'raw_b500_64KiB'),
-    rss_peak_mib_b500_64KiB: stat(product500Large.map((r) => r.rssPeakMiB)),
-    latency_p99_ms_continuous: latency.extra!.p99!,
-    // b500 runs after b10/b100 in each repetition, on a warm script cache: every round counts.
-    round_trips_per_round_tcp: Math.max(...figures.get('product_b500_300B')!.map((r) => r.extra!.roundTripsPerBusyRoundMax!)),
-    round_trips_per_round_rest: Math.max(...figures.get('product_rest_b100_300B')!.map(restRoundTrips)),
-  };
-  const targets: Record<string, [string, number]> = {
-    product_over_raw_b500_300B: ['>=', 0.75],
-    product_over_per_message_b100: ['>=', 4],
-    product_b100_over_bullmq_c50: ['>=', 3],
-    product_over_raw_b500_64KiB: ['>=', 0.8],
-    rss_peak_mib_b500_64KiB: ['<=', 200],
-    latency_p99_ms_continuous: ['<=', 5],
-    round_trips_per_round_tcp: ['==', 2],
-    round_trips_per_round_rest: ['==', 2],
-  };
-
-  const fmt = (n: number) => (n >= 100 ? Math.round(n).toString() : n.toFixed(2));
-  console.log(`\nsaga-streams benchmark (${quick ? 'quick' : 'full'}; ${plan.reps} repetitions; median [min–max])\n`);
-  console.log('scenario'.padEnd(28) + 'entries/s'.padEnd(30) + 'RT/1000'.padEnd(10) + 'RT/round'.padEnd(10) + 'RSS MiB');
-  for (const row of rows) {
-    const r = row.entriesPerSec;
-    console.log(
-      row.name.padEnd(28) +
-        `${fmt(r.median)} [${fmt(r.min)}–${fmt(r.max)}]`.padEnd(30) +
-        String(row.roundTripsPer1000 ?? '-').padEnd(10) +
-        String(row.roundTripsPerRound ?? '-').padEnd(10) +
-        fmt(row.rssPeakMiB.median),
-    );
-  }
-  const l = latency.extra!;
-  console.log(`\nlatency publish→handler @40 msg/s: p50 ${fmt(l.p50!)} ms, p90 ${fmt(l.p90!)} ms, p99 ${fmt(l.p99!)} ms, max ${fmt(l.max!)} ms`);
-  console.log('\ntarget'.padEnd(36) + 'value'.padEnd(30) + 'target');
-  for (const [key, value] of Object.entries(ratios)) {
-    const v = typeof value === 'number' ? value : value.median;
-    const [op, goal] = targets[key]!;
-    const met = op === '>=' ? v >= goal : op === '<=' ? v <= goal : v === goal;
-    const shown = typeof value === 'number' ? fmt(value) : `${fmt(value.median)} [${fmt(value.min)}–${fmt(value.max)}]`;
-    console.log(key.padEnd(35) + shown.padEnd(30) + `${op} ${goal} ${met ? 'met' : 'MISSED'}`);
-  }
-  const flat = Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, typeof v === 'number' ? v : v.median]));
-  const out = join(here, 'results', 'latest.json');
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(
-    out,
-    JSON.stringify({ mode: quick ? 'quick' : 'full', at: new Date().toISOString(), repetitions: plan.reps, ratios: flat, ratioSpread: ratios, scenarios: rows, latency: latency.extra }, null, 2),
-  );
-  console.log(`\nwrote ${out}`);
-}
-
-main().catch((error: unknown) => {
+(reportFrom ? Promise.resolve().then(() => reportAgain(reportFrom)) : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

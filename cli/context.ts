@@ -6,6 +6,7 @@
 import type { DeploymentRuntime } from '../src/deployment/runtime';
 import { createRuntime } from '../src/deployment/runtime';
 import { connectTcp } from '../src/deployment/connect-tcp';
+import { nodeHmac } from '../src/node/crypto';
 import type { RedisPort } from '../src/redis/port';
 import type { ParsedArgs } from './args';
 import type { CliIo } from './io';
@@ -32,7 +33,7 @@ export function createContext(args: ParsedArgs, io: CliIo, loaded: LoadedConfig)
     runtime() {
       if (!runtime) {
         port = connectTcp(loaded.config, io.env);
-        runtime = createRuntime(loaded.config, { port, env: io.env });
+        runtime = createRuntime(loaded.config, { port, env: io.env, hmac: nodeHmac });
       }
       return runtime;
     },

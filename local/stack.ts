@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { connectTcp } from '../src/deployment/connect-tcp';
 import type { DeploymentConfig } from '../src/deployment/define-config';
 import { createRuntime } from '../src/deployment/runtime';
+import { nodeHmac } from '../src/node/crypto';
 import type { SecretEnv } from '../src/deployment/secrets';
 import { createPublishApp } from '../src/http/app';
 import { command } from '../src/redis/port';
@@ -60,7 +61,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const port = connectTcp(config, env);
     stops.push(() => port.close());
     await runCommand(port, command('PING'));
-    const runtime = createRuntime(config, { port, env });
+    const runtime = createRuntime(config, { port, env, hmac: nodeHmac });
 
     const controller = new AbortController();
     const loops = createConsumerLoops({ runtime, log: out, signal: controller.signal });

@@ -51,7 +51,7 @@ export type { KeyInput } from './auth/secret';
 export { parseStreamAuth, checkStreamAuth, describeAuth, streamAuthSchema, MIN_KEY_BYTES } from './auth/modes';
 export type { StreamAuth, StreamAuthInput, HmacAuth, KeyringAuth, ExclusiveStreamAuth, VerificationKey } from './auth/modes';
 export { canonicalMessage } from './auth/canonical';
-export { webCryptoHmac, setHmacEngine, hmacEngine } from './auth/hmac';
+export { webCryptoHmac } from './auth/hmac';
 export type { HmacEngine } from './auth/hmac';
 export type { SignedFields } from './auth/canonical';
 export { signEntry, verifyEntry, SIGNATURE_BYTES } from './auth/signature';

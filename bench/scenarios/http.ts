@@ -12,6 +12,7 @@ import { defineConfig } from '../../src/deployment/define-config';
 import { entryConsumer } from '../../src/deployment/consumers';
 import { createRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
+import { nodeHmac } from '../../src/node/crypto';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import { jsonPayload } from '../fixtures';
 import { rssPeakMiB, type ScenarioResult } from './types';
@@ -43,7 +44,7 @@ function benchDeployment(stream: string) {
 export async function runHttp(params: HttpParams): Promise<ScenarioResult> {
   const env = { BENCH_KEY: 'bench-hmac-key-0123456789abcdef', BENCH_TOKEN: TOKEN };
   const port = connectIoredis(params.redisUrl);
-  const app = createPublishApp({ runtime: createRuntime(benchDeployment(params.stream), { port, env }), env, log: () => {} });
+  const app = createPublishApp({ runtime: createRuntime(benchDeployment(params.stream), { port, env, hmac: nodeHmac }), env, log: () => {} });
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -5,6 +5,7 @@
 import { Redis } from 'ioredis';
 import { SecretKey } from '../../src/auth/secret';
 import { verifyEntry } from '../../src/auth/signature';
+import { nodeHmac } from '../../src/node/crypto';
 import { BENCH_KEY } from '../fixtures';
 import { rssPeakMiB, type ScenarioResult, type StreamParams } from './types';
 
@@ -32,6 +33,7 @@ export async function runPerMessage(params: StreamParams, key: SecretKey = BENCH
         key,
         { stream: params.stream, eventId: field(values, 'event_id'), eventType: field(values, 'event'), payload: field(values, 'payload') },
         field(values, 'sig').toString(),
+        nodeHmac,
       );
       if (!ok) throw new Error('bad signature in fixture');
       await redis.xack(params.stream, params.group, id);

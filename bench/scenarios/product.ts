@@ -1,40 +1,69 @@
-/** This product's run loop: drain mode, signatures verified, no-op committed handler. */
+/**
+ * This product's run loop through its public run API (`poller.run`, drain mode), signatures
+ * verified, no-op committed handler, default config beyond batch and time limits — so it
+ * measures whatever the run loop does today (overlap, byte budget) without changes here.
+ */
 import { createPoller } from '../../src/poller';
-import { connectIoredis } from '../../src/redis/ioredis-port';
+import { connectIoredis, connectIoredisCluster } from '../../src/redis/ioredis-port';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { benchProcessor } from './processor';
-import { rssPeakMiB, type ScenarioResult, type StreamParams } from './types';
+import { steadyRoundTrips, type RoundSample } from './steady-rounds';
+import { cpuMicrosPerEntry, rssPeakMiB, wallClockMs, type ScenarioResult, type StreamParams } from './types';
 
-export async function runProduct(params: StreamParams, connect: (url: string) => RedisPort = connectIoredis): Promise<ScenarioResult> {
-  const port = meterPort(connect(params.redisUrl));
+export interface ProductOptions {
+  readonly connect?: (params: StreamParams) => RedisPort;
+  /** Round trips so far as the server side counts them (the REST server); the port's count otherwise. */
+  readonly roundTripCounter?: () => number;
+}
+
+const connectFor = (params: StreamParams): RedisPort =>
+  params.clusterNodes ? connectIoredisCluster([...params.clusterNodes]) : connectIoredis(params.redisUrl);
+
+export async function runProduct(params: StreamParams, options: ProductOptions = {}): Promise<ScenarioResult> {
+  const port = meterPort((options.connect ?? connectFor)(params));
+  const counter = options.roundTripCounter ?? (() => port.roundTrips);
   const poller = createPoller({
     port,
     config: {
       stream: params.stream,
       group: params.group,
-      consumer: 'bench-product',
+      consumer: params.consumer ?? 'bench-product',
       batch: params.batch,
       handlerTimeoutMs: 5_000,
       runBudgetMs: 600_000,
       minIdleMs: 1_200_000,
     },
-    process: benchProcessor(params.stream),
+    process: benchProcessor(params.stream, params.hmac),
   });
-  // Round trips are judged on rounds that handled entries; a drain ends with one empty
-  // claim, which has nothing to settle and so costs one.
-  const busy: number[] = [];
+  const rounds: RoundSample[] = [];
+  let counted = counter();
+  const onRound = (round: { handled: number }) => {
+    const now = counter();
+    rounds.push({ handled: round.handled, roundTrips: now - counted });
+    counted = now;
+  };
+  const startedAtMs = wallClockMs();
+  const cpu = process.cpuUsage();
   const started = performance.now();
-  const report = await poller.run({ mode: 'drain', onRound: (round) => round.handled > 0 && busy.push(round.roundTrips) });
+  const report = await poller.run({ mode: 'drain', onRound });
   const seconds = (performance.now() - started) / 1000;
+  const endedAtMs = wallClockMs();
+  const nodeCpuMicrosPerEntry = cpuMicrosPerEntry(cpu, report.acked);
   await port.close();
-  if (report.acked !== params.count) throw new Error(`product acked ${report.acked} of ${params.count}`);
+  if (!params.shared && report.acked !== params.count) throw new Error(`product acked ${report.acked} of ${params.count}`);
+  const steady = steadyRoundTrips(rounds, params.batch);
   return {
     entries: report.acked,
     seconds,
-    roundTrips: report.roundTrips,
+    roundTrips: counter(),
     rounds: report.rounds,
     rssPeakMiB: rssPeakMiB(),
-    extra: { roundTripsPerBusyRoundMax: Math.max(...busy), roundTripsPerBusyRoundMin: Math.min(...busy), busyRounds: busy.length },
+    startedAtMs,
+    endedAtMs,
+    extra: {
+      nodeCpuMicrosPerEntry,
+      ...(steady ? { steadyRounds: steady.rounds, roundTripsPerSteadyRound: steady.perRound, roundTripsPerSteadyRoundMax: steady.max } : {}),
+    },
   };
 }

@@ -2,19 +2,22 @@
  * The raw limit: no logic at all. Each round trip carries the bulk XACK of the previous
  * batch and the next XREADGROUP COUNT n, pipelined.
  */
-import { Redis } from 'ioredis';
-import { rssPeakMiB, type ScenarioResult, type StreamParams } from './types';
+import { openRawClient } from './raw-client';
+import { cpuMicrosPerEntry, rssPeakMiB, wallClockMs, type ScenarioResult, type StreamParams } from './types';
 
 export async function runRaw(params: StreamParams): Promise<ScenarioResult> {
-  const redis = new Redis(params.redisUrl);
+  const client = openRawClient(params);
+  const consumer = params.consumer ?? 'bench-raw';
   let previous: Buffer[] = [];
   let acked = 0;
   let roundTrips = 0;
+  const startedAtMs = wallClockMs();
+  const cpu = process.cpuUsage();
   const started = performance.now();
   for (;;) {
-    const pipeline = redis.pipeline();
+    const pipeline = client.pipeline();
     if (previous.length > 0) pipeline.xack(params.stream, params.group, ...previous);
-    pipeline.callBuffer('XREADGROUP', 'GROUP', params.group, 'bench-raw', 'COUNT', params.batch, 'STREAMS', params.stream, '>');
+    pipeline.callBuffer('XREADGROUP', 'GROUP', params.group, consumer, 'COUNT', params.batch, 'STREAMS', params.stream, '>');
     const results = (await pipeline.exec())!;
     roundTrips += 1;
     acked += previous.length;
@@ -23,6 +26,8 @@ export async function runRaw(params: StreamParams): Promise<ScenarioResult> {
     previous = reply[0]![1].map(([id]) => id);
   }
   const seconds = (performance.now() - started) / 1000;
-  redis.disconnect();
-  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB() };
+  const endedAtMs = wallClockMs();
+  const nodeCpuMicrosPerEntry = cpuMicrosPerEntry(cpu, acked);
+  client.disconnect();
+  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB(), startedAtMs, endedAtMs, extra: { nodeCpuMicrosPerEntry } };
 }

@@ -13,10 +13,10 @@ export async function runRest(params: StreamParams): Promise<ScenarioResult> {
   const token = randomBytes(16).toString('hex');
   const server = await startRestServer({ redisUrl: params.redisUrl, token });
   try {
-    const before = server.stats().requests;
-    const result = await runProduct(params, () => connectUpstash({ url: server.url, token }));
-    const requests = server.stats().requests - before;
-    return { ...result, extra: { ...result.extra, httpRequests: requests } };
+    return await runProduct(params, {
+      connect: () => connectUpstash({ url: server.url, token }),
+      roundTripCounter: () => server.stats().requests,
+    });
   } finally {
     await server.close();
   }

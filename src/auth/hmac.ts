@@ -1,18 +1,20 @@
 /**
- * The HMAC-SHA256 primitive behind signing and verification. The default engine is Web
- * Crypto, the one implementation that runs unchanged in Node, Lambda and workerd. On Node
- * an entry point may install the native engine from `saga-streams/node` (useNodeCrypto):
- * same algorithm, same bytes, same test vectors — but a synchronous call of ~1 µs instead
- * of an async Web Crypto job of ~20–40 µs, which bounds consumer throughput.
+ * The HMAC-SHA256 primitive behind signing and verification. Every factory that signs or
+ * verifies takes an engine (`hmac` option) and defaults to Web Crypto, the one
+ * implementation that runs unchanged in Node, Lambda and workerd. Node entry points pass
+ * `nodeHmac` from `saga-streams/node`: same algorithm, same bytes, same test vectors — but a
+ * synchronous call of a few µs instead of an async Web Crypto job of ~20–40 µs, which bounds
+ * consumer throughput. There is no process-wide engine: an entry point that builds its
+ * consumers says which engine they use, so none can silently fall back by forgetting a
+ * start-up call.
  */
 import type { SecretKey } from './secret';
 
 export interface HmacEngine {
   readonly name: string;
   /**
-   * True only for an engine whose mac and verify return plain values, never promises. Only
-   * such an engine is handed a message buffer that the caller reuses for the next entry;
-   * any other engine gets a message of its own that it may read whenever it likes.
+   * True only for an engine whose mac and verify return plain values, never promises: the
+   * verifier then checks an entry without awaiting anything.
    */
   readonly synchronous?: boolean;
   /** HMAC-SHA256 of `message`. */
@@ -32,14 +34,3 @@ export const webCryptoHmac: HmacEngine = {
     return crypto.subtle.verify('HMAC', await key.hmacKey(), expected, message);
   },
 };
-
-let engine: HmacEngine = webCryptoHmac;
-
-/** Installs the process-wide engine (once, at start-up, before any entry is signed). */
-export function setHmacEngine(next: HmacEngine): void {
-  engine = next;
-}
-
-export function hmacEngine(): HmacEngine {
-  return engine;
-}

@@ -1,17 +1,18 @@
 /**
  * Signing and verifying entries (SPEC §3.2): `sig = hex(HMAC-SHA256(key, C))`, through the
- * installed HMAC engine (Web Crypto unless a Node entry point installed the native one).
+ * HMAC engine the caller passes (Web Crypto unless told otherwise; Node entry points pass
+ * the native one).
  */
 import { canonicalMessage, type CanonicalEncoder, type SignedFields } from './canonical';
-import { hmacEngine } from './hmac';
+import { webCryptoHmac, type HmacEngine } from './hmac';
 import { fromHex, toHex } from './hex';
 import type { SecretKey } from './secret';
 
 /** HMAC-SHA256 output length; a decoded signature of any other length cannot match. */
 export const SIGNATURE_BYTES = 32;
 
-export async function signEntry(key: SecretKey, fields: SignedFields): Promise<string> {
-  return toHex(await hmacEngine().mac(key, canonicalMessage(fields)));
+export async function signEntry(key: SecretKey, fields: SignedFields, engine: HmacEngine = webCryptoHmac): Promise<string> {
+  return toHex(await engine.mac(key, canonicalMessage(fields)));
 }
 
 /**
@@ -26,11 +27,11 @@ export function verifyEntry(
   key: SecretKey,
   fields: SignedFields,
   sigHex: string,
+  engine: HmacEngine = webCryptoHmac,
   encoder?: CanonicalEncoder,
 ): boolean | Promise<boolean> {
   const presented = fromHex(sigHex);
   if (presented === undefined || presented.length !== SIGNATURE_BYTES) return false;
-  const engine = hmacEngine();
   const message = encoder !== undefined && engine.synchronous === true ? encoder.encode(fields) : canonicalMessage(fields);
   return engine.verify(key, message, presented);
 }

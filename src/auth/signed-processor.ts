@@ -8,6 +8,7 @@ import { Fields, type StreamEntry } from '../entry';
 import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
 import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
+import type { HmacEngine } from './hmac';
 import type { StreamAuth, StreamAuthInput } from './modes';
 import { createOriginVerifier, type OriginCheck } from './verifier';
 
@@ -29,6 +30,8 @@ export interface SignedProcessorOptions<P> {
   readonly auth: StreamAuth | StreamAuthInput;
   readonly decode: PayloadDecoder<P>;
   readonly handler: SignedDeliveryHandler<P>;
+  /** Checks signatures; Web Crypto by default. On Node pass `nodeHmac` (saga-streams/node). */
+  readonly hmac?: HmacEngine;
 }
 
 /** Runs a decoder; a Rejection it throws becomes that dead-letter, anything else is retained. */
@@ -53,8 +56,8 @@ export type Admission<P> = Admitted<P> | Verdict;
  * covered by the signature as an empty one), then the required fields, then the decoder.
  * Synchronous when the origin check is (native HMAC): nothing is awaited per entry.
  */
-export function createAdmission<P>(stream: string, auth: StreamAuth | StreamAuthInput, decode: PayloadDecoder<P>) {
-  const verify = createOriginVerifier(stream, auth);
+export function createAdmission<P>(stream: string, auth: StreamAuth | StreamAuthInput, decode: PayloadDecoder<P>, hmac?: HmacEngine) {
+  const verify = createOriginVerifier(stream, auth, hmac);
   const admitAuthentic = (entry: StreamEntry, origin: OriginCheck): Admission<P> => {
     if (origin.kind === 'dead-letter') return origin;
     // Anything but an explicit 'authentic' fails closed (thrown: retained, never handled).
@@ -76,7 +79,7 @@ export function isVerdict(value: object): value is Verdict {
 }
 
 export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
-  const admit = createAdmission(options.stream, options.auth, options.decode);
+  const admit = createAdmission(options.stream, options.auth, options.decode, options.hmac);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const admission = admit(entry);
     const admitted = isPromiseLike(admission) ? await admission : admission;

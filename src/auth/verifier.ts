@@ -9,6 +9,7 @@ import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { decodeText } from '../redis/reply';
 import { Verdicts, type Verdict } from '../verdict';
 import { CanonicalEncoder, type SignedFields } from './canonical';
+import { webCryptoHmac, type HmacEngine } from './hmac';
 import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from './modes';
 import { DeadLetterReasons } from './reasons';
 import type { SecretKey } from './secret';
@@ -62,9 +63,14 @@ function trustedKeyOf(auth: Exclude<StreamAuth, { mode: 'exclusive-stream' }>, k
 
 /**
  * A verifier for entries read from `stream` (the name the consumer reads, which is the
- * name the signature must bind). Throws a ConfigError for an auth unfit for a consumer.
+ * name the signature must bind), checking signatures with `hmac`. Throws a ConfigError for
+ * an auth unfit for a consumer.
  */
-export function createOriginVerifier(stream: string, authInput: StreamAuth | StreamAuthInput): OriginVerifier {
+export function createOriginVerifier(
+  stream: string,
+  authInput: StreamAuth | StreamAuthInput,
+  hmac: HmacEngine = webCryptoHmac,
+): OriginVerifier {
   const auth = parseStreamAuth(authInput, 'consumer');
   if (auth.mode === 'exclusive-stream') {
     const authentic: Authentic = { kind: 'authentic', producer: auth.producer! };
@@ -79,7 +85,7 @@ export function createOriginVerifier(stream: string, authInput: StreamAuth | Str
     const keyIdBytes = entry.fields.get(Fields.keyId);
     const trusted = trustedKeyOf(auth, keyIdBytes === undefined ? undefined : decodeText(keyIdBytes));
     if (trusted === undefined) return reject(DeadLetterReasons.signatureKeyUnknown);
-    const valid = verifyEntry(trusted.key, signedFieldsOf(streamBytes, entry), decodeText(sig), encoder);
+    const valid = verifyEntry(trusted.key, signedFieldsOf(streamBytes, entry), decodeText(sig), hmac, encoder);
     return isPromiseLike(valid) ? Promise.resolve(valid).then((v) => originOf(v, trusted)) : originOf(valid, trusted);
   };
 }

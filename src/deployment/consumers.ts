@@ -3,6 +3,7 @@
  * consumer config and stream auth, builds the poller. Config stays data plus these
  * factories, so infrastructure code can read schedules without running any handler.
  */
+import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth } from '../auth/modes';
 import { ConfigError } from '../errors';
 import { createSignedProcessor, type SignedDelivery } from '../auth/signed-processor';
@@ -22,6 +23,8 @@ export interface PollerDeps {
   readonly port: RedisPort;
   readonly config: ConsumerConfig;
   readonly auth: StreamAuth;
+  /** Checks signatures (the runtime's engine). */
+  readonly hmac?: HmacEngine;
   readonly now?: () => number;
   /** Publishers for the identities the consumer declared in `publishesAs`. */
   readonly publisherFor: (producer: string) => Publisher;
@@ -92,7 +95,7 @@ export function entryConsumer<P = Uint8Array>(
         port: deps.port,
         config: deps.config,
         now: deps.now,
-        process: createSignedProcessor({ stream: deps.config.keys.stream, auth: deps.auth, decode, handler: bind(handler, deps) }),
+        process: createSignedProcessor({ stream: deps.config.keys.stream, auth: deps.auth, decode, handler: bind(handler, deps), hmac: deps.hmac }),
       }),
   };
 }

@@ -40,7 +40,7 @@ export function createPublishApp(options: PublishAppOptions): Hono {
   const { runtime, wakeUp } = options;
   const api = runtime.config.data.publishApi;
   if (!api) throw new ConfigError('publish API', [{ path: 'publishApi', message: 'is required to serve the publish API' }]);
-  const tokens = createTokenAuthenticator(api.producers, options.env);
+  const tokens = createTokenAuthenticator(api.producers, options.env, runtime.hmac);
   const log = createLogger(options.log ?? ((line) => console.log(line)), options.now ?? Date.now);
 
   const afterPublish = async (streams: readonly string[]): Promise<void> => {

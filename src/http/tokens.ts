@@ -5,12 +5,12 @@
  * mismatch leaks. Every configured digest is compared on every request.
  *
  * The digest is an HMAC-SHA256 under a random key made per authenticator, through the
- * installed HMAC engine: on Node the native one takes about a microsecond, where a Web
+ * runtime's HMAC engine: on Node the native one takes about a microsecond, where a Web
  * Crypto SHA-256 was a thread-pool job of ~100 µs per request (11 % of the publish
  * profile). Keyed, the stored digests are also useless to anyone who reads them.
  */
 import { constantTimeEqual } from '../auth/constant-time';
-import { hmacEngine } from '../auth/hmac';
+import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
 import { SecretKey } from '../auth/secret';
 import { ConfigError } from '../errors';
 import { readSecrets, type SecretEnv } from '../deployment/secrets';
@@ -36,8 +36,8 @@ function randomDigestKey(): SecretKey {
   return new SecretKey(crypto.getRandomValues(new Uint8Array(32)));
 }
 
-async function digestOf(key: SecretKey, token: string): Promise<Uint8Array> {
-  return hmacEngine().mac(key, utf8.encode(token));
+async function digestOf(hmac: HmacEngine, key: SecretKey, token: string): Promise<Uint8Array> {
+  return hmac.mac(key, utf8.encode(token));
 }
 
 /**
@@ -45,7 +45,11 @@ async function digestOf(key: SecretKey, token: string): Promise<Uint8Array> {
  * variable (never a value). Two producers sharing a token would make identity ambiguous:
  * refused the same way.
  */
-export function createTokenAuthenticator(producers: Readonly<Record<string, ProducerSpec>>, env: SecretEnv): TokenAuthenticator {
+export function createTokenAuthenticator(
+  producers: Readonly<Record<string, ProducerSpec>>,
+  env: SecretEnv,
+  hmac: HmacEngine = webCryptoHmac,
+): TokenAuthenticator {
   const entries = Object.entries(producers);
   const secrets = readSecrets(env, entries.map(([, spec]) => spec.tokenEnv), 'publish API producer tokens');
   const seen = new Map<string, string>();
@@ -63,7 +67,7 @@ export function createTokenAuthenticator(producers: Readonly<Record<string, Prod
   const known = entries.map(([producer, spec]) => ({
     producer,
     eventTypes: new Set(spec.eventTypes),
-    digest: digestOf(digestKey, secrets.get(spec.tokenEnv)!),
+    digest: digestOf(hmac, digestKey, secrets.get(spec.tokenEnv)!),
   }));
   secrets.clear();
   seen.clear();
@@ -73,7 +77,7 @@ export function createTokenAuthenticator(producers: Readonly<Record<string, Prod
       if (authorization === undefined || authorization === '') return { ok: false, code: 'token_missing' };
       const match = BEARER.exec(authorization);
       if (!match) return { ok: false, code: 'token_invalid' };
-      const presented = await digestOf(digestKey, match[1]!);
+      const presented = await digestOf(hmac, digestKey, match[1]!);
       let found: (typeof known)[number] | undefined;
       for (const candidate of known) {
         // No early exit: the time taken does not depend on which producer matched.

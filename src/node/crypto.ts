@@ -1,6 +1,6 @@
 /**
  * Node's native HMAC-SHA256 as an HmacEngine. Node-only (node:crypto), so it is exported
- * from `saga-streams/node` and installed by Node entry points with `useNodeCrypto()`.
+ * from `saga-streams/node`, and Node entry points pass it to the factories (`hmac` option).
  * Produces exactly the Web Crypto bytes (the signature vectors run on both engines).
  *
  * Messages up to ONE_SHOT_LIMIT are MACed from HMAC's definition (RFC 2104) with two
@@ -9,12 +9,19 @@
  * object with a native handle and a Buffer result per message — at 500 verifications a
  * round that was the largest cost the product adds to a read. Larger messages, and Node
  * releases without `crypto.hash` (< 20.12), use `createHmac`.
+ *
+ * Kept because it pays end to end (issue 15 item 4, bench/hmac-engines.ts, 6 paired reps of
+ * the product draining 10k × 300 B on a loaded 2-core machine): against `plainNodeHmac` with
+ * a fresh canonical message per entry, this engine alone used 10 % / 7 % less Node CPU per
+ * entry at batch 100 / 500 (entries/s 1.14 / 1.05), and with the verifier's reused
+ * canonical buffer 23 % / 13 % less (entries/s 1.48 / 1.38). test/unit/
+ * node-hmac-differential.test.ts holds it to `createHmac` on random keys and messages.
  */
 import * as nodeCrypto from 'node:crypto';
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { constantTimeEqual, constantTimeEqualHex } from '../auth/constant-time';
 import { fromHex } from '../auth/hex';
-import { setHmacEngine, type HmacEngine } from '../auth/hmac';
+import type { HmacEngine } from '../auth/hmac';
 import type { SecretKey } from '../auth/secret';
 
 const BLOCK_BYTES = 64;
@@ -101,7 +108,15 @@ export const nodeHmac: HmacEngine = {
   },
 };
 
-/** Installs the native engine for this process. */
-export function useNodeCrypto(): void {
-  setHmacEngine(nodeHmac);
-}
+/** The textbook engine, `createHmac` and `timingSafeEqual` per message: the baseline the fast path is measured against. */
+export const plainNodeHmac: HmacEngine = {
+  name: 'node-plain',
+  synchronous: true,
+  mac(key, message) {
+    return streamingMac(stateOf(key), message);
+  },
+  verify(key, message, expected) {
+    const mac = streamingMac(stateOf(key), message);
+    return mac.length === expected.length && timingSafeEqual(mac, expected);
+  },
+};

@@ -4,6 +4,7 @@
  * anything is sent, so an unusable event never reaches Redis.
  */
 import { bytesOf } from '../auth/canonical';
+import type { HmacEngine } from '../auth/hmac';
 import { signEntry } from '../auth/signature';
 import { Fields } from '../entry';
 import { isValidEventId } from '../keys';
@@ -57,7 +58,7 @@ export function checkEvent(event: PublishEvent, transport: Transport): void {
   }
 }
 
-export async function prepareEntry(route: PublishRoute, event: PublishEvent): Promise<PreparedEntry> {
+export async function prepareEntry(route: PublishRoute, event: PublishEvent, hmac?: HmacEngine): Promise<PreparedEntry> {
   const payload = bytesOf(event.payload);
   const fields: RedisArg[] = [Fields.event, event.eventType, Fields.eventId, event.eventId, Fields.payload, payload];
   if (event.traceparent !== undefined) fields.push(Fields.traceparent, event.traceparent);
@@ -68,7 +69,7 @@ export async function prepareEntry(route: PublishRoute, event: PublishEvent): Pr
       eventType: event.eventType,
       payload,
       traceparent: event.traceparent,
-    });
+    }, hmac);
     fields.push(Fields.keyId, route.auth.keyId, Fields.sig, sig);
   }
   return { event, route, fields };

@@ -5,6 +5,7 @@
  * trip; with the dedupe window on, each event goes through publish.lua, so retrying a batch
  * that half-failed appends only what is missing.
  */
+import type { HmacEngine } from '../auth/hmac';
 import { publishScript } from '../generated/lua-scripts';
 import { describeThrown } from '../errors';
 import { hashTagOf } from '../keys';
@@ -29,6 +30,8 @@ export interface PublishResult {
 
 export interface PublisherOptions extends PublisherConfigInput {
   readonly port: RedisPort;
+  /** Signs entries; Web Crypto by default. On Node pass `nodeHmac` (saga-streams/node). */
+  readonly hmac?: HmacEngine;
 }
 
 export interface Publisher {
@@ -58,7 +61,7 @@ function resultOf(entry: PreparedEntry, reply: RedisReply, deduped: boolean): Pu
 }
 
 export function createPublisher(options: PublisherOptions): Publisher {
-  const { port, ...input } = options;
+  const { port, hmac, ...input } = options;
   const config = parsePublisherConfig(input, { cluster: port.cluster });
   let hints = 0;
 
@@ -92,7 +95,7 @@ export function createPublisher(options: PublisherOptions): Publisher {
     if (port.cluster && new Set(routed.map(({ route }) => hashTagOf(route.stream))).size > 1) {
       throw new PublishError('PUBLISH_EVENT_INVALID', 'on Redis Cluster a batch must target streams sharing one hash tag: split it per tag');
     }
-    const entries = await Promise.all(routed.map(({ route, event }) => prepareEntry(route, event)));
+    const entries = await Promise.all(routed.map(({ route, event }) => prepareEntry(route, event, hmac)));
     const replies = await appendAll(entries);
     return entries.map((entry, i) => resultOf(entry, replies[i] ?? null, config.dedupeWindowSeconds > 0));
   };

@@ -58,6 +58,7 @@ function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, s
       idOf: (envelope) => envelope.command_id,
       gate: commandRouteGate(route),
       handler: options.handler,
+      hmac: options.hmac,
     }),
   );
 }

@@ -3,6 +3,7 @@
  * into a core poller: every configuration problem (consumer config, auth, route) is
  * reported in one ConfigError rather than the first one found.
  */
+import type { HmacEngine } from '../auth/hmac';
 import { checkStreamAuth, type StreamAuth, type StreamAuthInput } from '../auth/modes';
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../config';
 import type { EntryProcessor } from '../decide';
@@ -18,6 +19,8 @@ export interface SagaConsumerOptions<E> {
   readonly config: ConsumerConfigInput | ConsumerConfig;
   /** How entries on this stream prove their origin (SPEC §3.2). */
   readonly auth: StreamAuth | StreamAuthInput;
+  /** Checks signatures; Web Crypto by default. On Node pass `nodeHmac` (saga-streams/node). */
+  readonly hmac?: HmacEngine;
   readonly handler: SagaHandler<E>;
   /** With concurrency > 1; defaults to the envelope's instance_id. */
   readonly orderingKey?: (entry: StreamEntry) => string | undefined;

@@ -5,6 +5,7 @@
  * envelope's claimed identity, then the consumer's own gate, and only then the handler.
  */
 import { DeadLetterReasons } from '../auth/reasons';
+import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { createAdmission, isVerdict } from '../auth/signed-processor';
 import { isPromiseLike } from '../maybe-promise';
@@ -24,10 +25,11 @@ export interface EnvelopeProcessorSpec<E> {
   /** The consumer's own check (route, allowed producers); a verdict stops the entry. */
   readonly gate: (envelope: E, producer: string) => Verdict | undefined;
   readonly handler: SagaHandler<E>;
+  readonly hmac?: HmacEngine;
 }
 
 export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): EntryProcessor {
-  const admit = createAdmission(spec.stream, spec.auth, spec.decode);
+  const admit = createAdmission(spec.stream, spec.auth, spec.decode, spec.hmac);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const admission = admit(entry);
     const admitted = isPromiseLike(admission) ? await admission : admission;

@@ -42,6 +42,7 @@ export function createResultConsumer(options: ResultConsumerOptions): Poller {
       idOf: (envelope) => envelope.result_id,
       gate,
       handler: options.handler,
+      hmac: options.hmac,
     }),
   );
 }

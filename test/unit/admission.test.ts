@@ -3,9 +3,9 @@
  * engine's answer takes, only an explicit `true` for the right bytes admits an entry, and
  * an engine that reads its message late is never handed a buffer that changes under it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIN_KEY_BYTES } from '../../src/auth/modes';
-import { hmacEngine, setHmacEngine, webCryptoHmac, type HmacEngine } from '../../src/auth/hmac';
+import { webCryptoHmac, type HmacEngine } from '../../src/auth/hmac';
 import { SecretKey } from '../../src/auth/secret';
 import { signEntry } from '../../src/auth/signature';
 import { createSignedProcessor } from '../../src/auth/signed-processor';
@@ -32,9 +32,10 @@ async function signedEntry(id: string, payload: string, tamper = false): Promise
   return { id, fields: new Map(fields), deliveries: 1, reclaimed: false };
 }
 
-function processorSeeing(handled: string[]) {
+function processorSeeing(handled: string[], hmac: HmacEngine) {
   return createSignedProcessor({
     stream: STREAM,
+    hmac,
     auth: { mode: 'hmac', keyId: 'k1', key: KEY, producer: 'shop' },
     decode: rawPayload,
     handler: (delivery) => {
@@ -47,25 +48,23 @@ function processorSeeing(handled: string[]) {
 const kinds = (verdicts: Verdict[]) => verdicts.map((v) => (v.kind === 'dead-letter' ? `dead-letter:${v.reason}` : v.kind));
 
 describe('admission with custom HMAC engines', () => {
-  afterEach(() => setHmacEngine(webCryptoHmac));
-
   it('treats a thenable answer as pending, never as a verdict: valid entries pass, forged ones are dead-lettered', async () => {
     const inner = webCryptoHmac;
     // Not a native Promise (another realm, another library): `instanceof Promise` is false.
     const thenable = <T>(work: () => Promise<T>): PromiseLike<T> => ({ then: (ok, fail) => work().then(ok, fail) });
-    setHmacEngine({ name: 'thenable', mac: (k, m) => inner.mac(k, m), verify: (k, m, e) => thenable(async () => inner.verify(k, m, e)) as unknown as Promise<boolean> });
+    const engine: HmacEngine = { name: 'thenable', mac: (k, m) => inner.mac(k, m), verify: (k, m, e) => thenable(async () => inner.verify(k, m, e)) as unknown as Promise<boolean> };
     const entries = [await signedEntry('1-0', '{"a":1}'), await signedEntry('2-0', '{"a":2}', true)];
     const handled: string[] = [];
-    const process = processorSeeing(handled);
+    const process = processorSeeing(handled, engine);
     const verdicts = await Promise.all(entries.map((entry) => process(entry, context)));
     expect(kinds(verdicts)).toEqual(['ack', 'dead-letter:signature_invalid']);
     expect(handled).toEqual(['1-0']);
   });
 
   it('admits only an explicit true: a truthy non-boolean answer is a failed signature', async () => {
-    setHmacEngine({ name: 'truthy', mac: (k, m) => webCryptoHmac.mac(k, m), verify: () => 'yes' as unknown as boolean });
+    const engine: HmacEngine = { name: 'truthy', mac: (k, m) => webCryptoHmac.mac(k, m), verify: () => 'yes' as unknown as boolean };
     const handled: string[] = [];
-    const verdict = await processorSeeing(handled)(await signedEntry('1-0', '{"a":1}', true), context);
+    const verdict = await processorSeeing(handled, engine)(await signedEntry('1-0', '{"a":1}', true), context);
     expect(kinds([verdict])).toEqual(['dead-letter:signature_invalid']);
     expect(handled).toEqual([]);
   });
@@ -79,13 +78,12 @@ describe('admission with custom HMAC engines', () => {
         return webCryptoHmac.verify(k, message, expected);
       },
     };
-    setHmacEngine(lateReader);
-    expect(hmacEngine().synchronous).toBeUndefined();
+    expect(lateReader.synchronous).toBeUndefined();
     // Payloads of different lengths, all verified at once through one processor (one
     // verifier, one encoder): a shared buffer would be overwritten before any was read.
     const entries = await Promise.all(['{"a":1}', '{"bb":22}', '{"ccc":333}', '{}'].map((p, i) => signedEntry(`${i + 1}-0`, p, i === 3)));
     const handled: string[] = [];
-    const process = processorSeeing(handled);
+    const process = processorSeeing(handled, lateReader);
     const verdicts = await Promise.all(entries.map((entry) => process(entry, context)));
     expect(kinds(verdicts)).toEqual(['ack', 'ack', 'ack', 'dead-letter:signature_invalid']);
     expect(handled.sort()).toEqual(['1-0', '2-0', '3-0']);

@@ -5,9 +5,9 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setHmacEngine, webCryptoHmac } from '../../src/auth/hmac';
-import { nodeHmac } from '../../src/node/crypto';
+import { describe, expect, it } from 'vitest';
+import { webCryptoHmac } from '../../src/auth/hmac';
+import { nodeHmac, plainNodeHmac } from '../../src/node/crypto';
 import { CanonicalEncoder, canonicalMessage, type SignedFields } from '../../src/auth/canonical';
 import { constantTimeEqualHex } from '../../src/auth/constant-time';
 import { fromHex, toHex } from '../../src/auth/hex';
@@ -91,25 +91,22 @@ describe('signature vectors', () => {
 
 // Every engine must produce the contract's bytes: Web Crypto (portable default) and Node's
 // native HMAC (installed by Node entry points for throughput).
-describe.each([webCryptoHmac, nodeHmac])('signature vectors on the $name engine', (engine) => {
-  beforeAll(() => setHmacEngine(engine));
-  afterAll(() => setHmacEngine(webCryptoHmac));
-
+describe.each([webCryptoHmac, nodeHmac, plainNodeHmac])('signature vectors on the $name engine', (engine) => {
   it.each(vectors.cases.map((c) => [c.name, c] as const))('%s: signs to the expected hex', async (_, c) => {
-    expect(await signEntry(new SecretKey(bytesOf(c.key)), fieldsOf(c))).toBe(c.sig);
+    expect(await signEntry(new SecretKey(bytesOf(c.key)), fieldsOf(c), engine)).toBe(c.sig);
   });
 
   it.each(vectors.cases.map((c) => [c.name, c] as const))('%s: verifies, and rejects any alteration', async (_, c) => {
     const key = new SecretKey(bytesOf(c.key));
     const fields = fieldsOf(c);
-    expect(await verifyEntry(key, fields, c.sig)).toBe(true);
-    expect(await verifyEntry(key, fields, flipLastBit(c.sig))).toBe(false);
-    expect(await verifyEntry(key, fields, c.sig.toUpperCase())).toBe(false);
-    expect(await verifyEntry(key, fields, c.sig.slice(0, -2))).toBe(false);
-    expect(await verifyEntry(key, { ...fields, stream: `${c.stream}x` }, c.sig)).toBe(false);
-    expect(await verifyEntry(key, { ...fields, traceparent: fields.traceparent === undefined ? '' : undefined }, c.sig)).toBe(false);
+    expect(await verifyEntry(key, fields, c.sig, engine)).toBe(true);
+    expect(await verifyEntry(key, fields, flipLastBit(c.sig), engine)).toBe(false);
+    expect(await verifyEntry(key, fields, c.sig.toUpperCase(), engine)).toBe(false);
+    expect(await verifyEntry(key, fields, c.sig.slice(0, -2), engine)).toBe(false);
+    expect(await verifyEntry(key, { ...fields, stream: `${c.stream}x` }, c.sig, engine)).toBe(false);
+    expect(await verifyEntry(key, { ...fields, traceparent: fields.traceparent === undefined ? '' : undefined }, c.sig, engine)).toBe(false);
     const other = Uint8Array.from(bytesOf(c.key), (b, i) => (i === 0 ? b ^ 1 : b));
-    expect(await verifyEntry(new SecretKey(other), fields, c.sig)).toBe(false);
+    expect(await verifyEntry(new SecretKey(other), fields, c.sig, engine)).toBe(false);
   });
 
   it('verifies every case correctly through one shared encoder with all calls in flight at once', async () => {
@@ -117,8 +114,8 @@ describe.each([webCryptoHmac, nodeHmac])('signature vectors on the $name engine'
     const cases = vectors.cases.map((c) => ({ key: new SecretKey(bytesOf(c.key)), fields: fieldsOf(c), sig: c.sig }));
     // All started before any is awaited: if the encoder's reused buffer reached an engine
     // that reads it after an await, that engine would verify someone else's bytes.
-    const pending = cases.map((c) => verifyEntry(c.key, c.fields, c.sig, encoder));
-    const tampered = cases.map((c) => verifyEntry(c.key, c.fields, flipLastBit(c.sig), encoder));
+    const pending = cases.map((c) => verifyEntry(c.key, c.fields, c.sig, engine, encoder));
+    const tampered = cases.map((c) => verifyEntry(c.key, c.fields, flipLastBit(c.sig), engine, encoder));
     expect(await Promise.all(pending)).toEqual(cases.map(() => true));
     expect(await Promise.all(tampered)).toEqual(cases.map(() => false));
   });

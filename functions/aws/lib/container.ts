@@ -5,6 +5,7 @@
  */
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { createRuntime, type DeploymentRuntime } from '../../../src/deployment/runtime';
+import { nodeHmac } from '../../../src/node/crypto';
 import type { SecretEnv } from '../../../src/deployment/secrets';
 import type { ResolvedDeps } from './deps';
 import { secretNamesOf, type FunctionRole } from './roles';
@@ -36,7 +37,7 @@ export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, ro
     // Every publisher of the container wakes the next step: the publish API's and the
     // handlers' follow-up events alike (the stack gives publishing functions the queue URL).
     const wakeUp = role === 'trim' ? undefined : sqsWakeUpFor(role, config, env, deps);
-    return { runtime: createRuntime(config, { port, env, now: deps.now, wakeUp, log: deps.log }), env };
+    return { runtime: createRuntime(config, { port, env, hmac: nodeHmac, now: deps.now, wakeUp, log: deps.log }), env };
   });
 }
 

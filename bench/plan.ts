@@ -1,0 +1,61 @@
+/** How much work a run does: `--quick` (≤ ~3 minutes on 2 cores) or full (≤ ~12). */
+export const SIZES = { '300B': 300, '64KiB': 64 * 1024 } as const;
+export type Size = keyof typeof SIZES;
+
+export interface Plan {
+  readonly reps: number;
+  /** Entries per 300 B run (product, raw, raw_verify at every batch). */
+  readonly small: number;
+  readonly large: number;
+  readonly perMessage: number;
+  readonly bull: number;
+  readonly rest: number;
+  readonly httpSingle: number;
+  readonly httpBatches: number;
+  /** Entries on the one stream the scale-out processes share. */
+  readonly scale: number;
+  /** Entries on each of the three Cluster streams. */
+  readonly clusterPerStream: number;
+  /** Latency samples (≥ 2,000 so the p99 rests on ≥ 20 of them) and the publish rate. */
+  readonly latencyMessages: number;
+  readonly latencyRate: number;
+}
+
+export const QUICK: Plan = {
+  reps: 3,
+  small: 6_000,
+  large: 600,
+  perMessage: 2_000,
+  bull: 3_000,
+  rest: 2_000,
+  httpSingle: 1_000,
+  httpBatches: 30,
+  scale: 8_000,
+  clusterPerStream: 3_000,
+  latencyMessages: 2_000,
+  latencyRate: 250,
+};
+
+export const FULL: Plan = {
+  reps: 5,
+  small: 20_000,
+  large: 3_000,
+  perMessage: 5_000,
+  bull: 10_000,
+  rest: 5_000,
+  httpSingle: 3_000,
+  httpBatches: 100,
+  scale: 40_000,
+  clusterPerStream: 20_000,
+  latencyMessages: 2_500,
+  latencyRate: 100,
+};
+
+/** Untimed warm-up workload per child (see bench/child.ts), the same for every contender. */
+export const WARMUP: Record<Size, number> = { '300B': 2_000, '64KiB': 500 };
+/** Latency samples before this are dropped: the first second of a fresh process. */
+export const LATENCY_WARMUP_MESSAGES = 100;
+/** Process counts of the one-stream scale-out (issue 15 item 5). */
+export const SCALE_PROCESSES = [1, 2, 4] as const;
+/** Batch of the scale-out runs: the consumer config's default. */
+export const SCALE_BATCH = 100;

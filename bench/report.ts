@@ -1,0 +1,157 @@
+/**
+ * The run's report: a table per scenario, the target ratios (issue 15's table; pair by pair
+ * within the run, medians of the repetitions), the raw loop's absolute figure and the load
+ * average beside them, and bench/results/latest.json.
+ */
+import { cpus } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { ColdImport } from './cold-import';
+import type { Plan } from './plan';
+import type { ScenarioResult } from './scenarios/types';
+
+export interface RunContext {
+  readonly quick: boolean;
+  readonly plan: Plan;
+  readonly loadAtStart: number[];
+  readonly loadAtEnd: number[];
+  readonly loadPerRepetition: number[][];
+  readonly coldImport: ColdImport;
+}
+
+interface Stat {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+type Figures = Map<string, ScenarioResult[]>;
+
+const eps = (r: ScenarioResult) => r.entries / r.seconds;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const stat = (xs: number[]): Stat => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+
+function runsOf(figures: Figures, name: string): ScenarioResult[] {
+  const runs = figures.get(name);
+  if (!runs) throw new Error(`no runs of ${name}`);
+  return runs;
+}
+
+/** Ratio of two scenarios repetition by repetition (they ran back to back), then the median. */
+function pair(figures: Figures, a: string, b: string, measure: (r: ScenarioResult) => number = eps): Stat {
+  const ys = runsOf(figures, b);
+  return stat(runsOf(figures, a).map((x, i) => measure(x) / measure(ys[i]!)));
+}
+
+type Target = readonly ['>=' | '<=', number] | undefined;
+
+/** Every key of issue 15's targets table, the older keys that still mean something, and the cold import (issue 14). */
+function ratiosOf(figures: Figures, latency: ScenarioResult, context: RunContext): Record<string, { value: Stat | number; target: Target }> {
+  const rss = (r: ScenarioResult) => r.rssPeakMiB;
+  const steady = (name: string) => stat(runsOf(figures, name).flatMap((r) => r.extra?.roundTripsPerSteadyRound ?? []));
+  const scale = Object.fromEntries(
+    [1, 2, 4].map((n) => [`scale_${n}_over_raw_verify_${n}`, { value: pair(figures, `scale_${n}`, `scale_raw_verify_${n}`), target: n === 4 ? (['>=', 1.0] as const) : undefined }]),
+  );
+  return {
+    product_over_raw_verify_b500_300B: { value: pair(figures, 'product_b500_300B', 'raw_verify_b500_300B'), target: ['>=', 1.2] },
+    product_over_raw_verify_b100_300B: { value: pair(figures, 'product_b100_300B', 'raw_verify_b100_300B'), target: ['>=', 1.2] },
+    product_over_raw_b500_300B: { value: pair(figures, 'product_b500_300B', 'raw_b500_300B'), target: ['>=', 0.6] },
+    product_over_raw_b100_300B: { value: pair(figures, 'product_b100_300B', 'raw_b100_300B'), target: undefined },
+    raw_verify_over_raw_b500_300B: { value: pair(figures, 'raw_verify_b500_300B', 'raw_b500_300B'), target: undefined },
+    product_over_per_message_b100: { value: pair(figures, 'product_b100_300B', 'per_message_b100_300B'), target: ['>=', 8] },
+    product_b100_over_bullmq_c50: { value: pair(figures, 'product_b100_300B', 'bullmq_c50_300B'), target: ['>=', 4] },
+    product_over_raw_b500_64KiB: { value: pair(figures, 'product_b500_64KiB', 'raw_b500_64KiB'), target: ['>=', 0.85] },
+    rss_product_over_raw_b500_64KiB: { value: pair(figures, 'product_b500_64KiB', 'raw_b500_64KiB', rss), target: ['<=', 0.6] },
+    rss_peak_mib_b500_64KiB: { value: stat(runsOf(figures, 'product_b500_64KiB').map(rss)), target: undefined },
+    latency_p99_ms_continuous: { value: latency.extra!.p99!, target: ['<=', 5] },
+    latency_p50_ms_continuous: { value: latency.extra!.p50!, target: ['<=', 1] },
+    round_trips_per_steady_round_tcp: { value: steady('product_b500_300B'), target: ['<=', 1] },
+    round_trips_per_steady_round_rest: { value: steady('product_rest_b100_300B'), target: ['<=', 1] },
+    ...scale,
+    scale_cluster3_over_raw_verify_cluster3: { value: pair(figures, 'scale_cluster3', 'scale_raw_verify_cluster3'), target: undefined },
+    cold_import_ms_poll_bundle: { value: context.coldImport.medianMs, target: ['<=', 80] },
+  };
+}
+
+const fmt = (n: number | null | undefined) => (typeof n !== 'number' || !Number.isFinite(n) ? 'n/a' : Math.abs(n) >= 100 ? Math.round(n).toString() : n.toFixed(2));
+const shown = (v: Stat | number) => (typeof v === 'number' ? fmt(v) : `${fmt(v.median)} [${fmt(v.min)}–${fmt(v.max)}]`);
+const valueOf = (v: Stat | number) => (typeof v === 'number' ? v : v.median);
+const loadText = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+
+function met(value: number, target: Target): string {
+  if (!target) return '';
+  const [op, goal] = target;
+  return `${op} ${goal} ${(op === '>=' ? value >= goal : value <= goal) ? 'met' : 'MISSED'}`;
+}
+
+export function report(figures: Figures, latency: ScenarioResult, context: RunContext, out: string): void {
+  const rows = [...figures.entries()].map(([name, runs]) => ({
+    name,
+    entriesPerSec: stat(runs.map(eps)),
+    roundTripsPer1000: runs[0]!.roundTrips === undefined ? null : Math.round((runs[0]!.roundTrips / runs[0]!.entries) * 10_000) / 10,
+    roundTripsPerSteadyRound: runs.some((r) => r.extra?.roundTripsPerSteadyRound !== undefined)
+      ? stat(runs.flatMap((r) => r.extra?.roundTripsPerSteadyRound ?? []))
+      : null,
+    rssPeakMiB: stat(runs.map((r) => r.rssPeakMiB)),
+    nodeCpuMicrosPerEntry: runs.some((r) => r.extra?.nodeCpuMicrosPerEntry !== undefined) ? stat(runs.flatMap((r) => r.extra?.nodeCpuMicrosPerEntry ?? [])) : null,
+  }));
+  const ratios = ratiosOf(figures, latency, context);
+  const raw = stat(runsOf(figures, 'raw_b500_300B').map(eps));
+  const rawVerify = stat(runsOf(figures, 'raw_verify_b500_300B').map(eps));
+
+  console.log(`\nsaga-streams benchmark (${context.quick ? 'quick' : 'full'}; ${context.plan.reps} repetitions; median [min–max])\n`);
+  console.log('scenario'.padEnd(30) + 'entries/s'.padEnd(30) + 'RT/1000'.padEnd(10) + 'RT/steady round'.padEnd(18) + 'RSS MiB'.padEnd(9) + 'Node CPU µs/entry');
+  for (const row of rows) {
+    console.log(
+      row.name.padEnd(30) +
+        shown(row.entriesPerSec).padEnd(30) +
+        String(row.roundTripsPer1000 ?? '-').padEnd(10) +
+        (row.roundTripsPerSteadyRound ? shown(row.roundTripsPerSteadyRound) : '-').padEnd(18) +
+        fmt(row.rssPeakMiB.median).padEnd(9) +
+        (row.nodeCpuMicrosPerEntry ? fmt(row.nodeCpuMicrosPerEntry.median) : '-'),
+    );
+  }
+  const l = latency.extra!;
+  console.log(`\nlatency publish→handler (${latency.entries} samples): p50 ${fmt(l.p50!)} ms, p90 ${fmt(l.p90!)} ms, p99 ${fmt(l.p99!)} ms, max ${fmt(l.max!)} ms`);
+  const ci = context.coldImport;
+  console.log(`cold import of the built poll bundle (${ci.bundleKiB} KiB): median ${fmt(ci.medianMs)} ms of ${ci.samplesMs.map(fmt).join(', ')}`);
+  console.log(`\nraw loop b500 300 B: ${shown(raw)} entries/s; raw_verify b500: ${shown(rawVerify)} entries/s (${cpus().length} cores)`);
+  console.log(`load average (1/5/15 min): start ${loadText(context.loadAtStart)}, end ${loadText(context.loadAtEnd)}; 1-min per repetition ${context.loadPerRepetition.map((x) => x[0]!.toFixed(2)).join(', ')}`);
+  console.log('\n' + 'target'.padEnd(42) + 'value'.padEnd(30) + 'target');
+  for (const [key, { value, target }] of Object.entries(ratios)) {
+    console.log(key.padEnd(42) + shown(value).padEnd(30) + met(valueOf(value), target));
+  }
+
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        mode: context.quick ? 'quick' : 'full',
+        at: new Date().toISOString(),
+        repetitions: context.plan.reps,
+        ratios: Object.fromEntries(Object.entries(ratios).map(([k, { value }]) => [k, valueOf(value)])),
+        ratioSpread: Object.fromEntries(Object.entries(ratios).map(([k, { value }]) => [k, value])),
+        targets: Object.fromEntries(Object.entries(ratios).flatMap(([k, { target }]) => (target ? [[k, target.join(' ')]] : []))),
+        machine: {
+          cores: cpus().length,
+          node: process.version,
+          loadAverage: { start: context.loadAtStart, end: context.loadAtEnd, perRepetition: context.loadPerRepetition },
+          rawLoopB500EntriesPerSec: raw,
+          rawVerifyB500EntriesPerSec: rawVerify,
+        },
+        coldImport: ci,
+        scenarios: rows,
+        latency: { samples: latency.entries, ...latency.extra },
+        plan: context.plan,
+      },
+      null,
+      2,
+    ),
+  );
+  console.log(`\nwrote ${out}`);
+}

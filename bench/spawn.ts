@@ -1,0 +1,83 @@
+/**
+ * Child processes of the benchmark: the scenario bundle, one child per measured run, and
+ * several children started together (scale-out) behind a barrier.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import type { ScenarioResult } from './scenarios/types';
+
+/**
+ * Scenarios run from one esbuild bundle on plain node, as a deployed function would: no
+ * TypeScript loader in the measured process (tsx alone adds ~35 MiB RSS and CPU).
+ */
+export async function bundleChild(benchDir: string): Promise<{ file: string; cleanup: () => void }> {
+  // Inside the repo so the bundle's external packages resolve from node_modules.
+  mkdirSync(join(benchDir, '.build'), { recursive: true });
+  const dir = mkdtempSync(join(benchDir, '.build', 'child-'));
+  const file = join(dir, 'child.mjs');
+  await build({
+    entryPoints: [join(benchDir, 'child.ts')],
+    outfile: file,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'error',
+  });
+  return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+interface Running {
+  readonly ready: Promise<void>;
+  readonly result: Promise<ScenarioResult>;
+  go(): void;
+}
+
+function start(childFile: string, job: object): Running {
+  const child = spawn(process.execPath, [childFile, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.includes('READY\n')) markReady();
+  });
+  const result = new Promise<ScenarioResult>((resolve, reject) => {
+    child.on('exit', (code) => {
+      markReady(); // a child that died before its barrier must not hang the others
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      if (code !== 0 || !line) return reject(new Error(`scenario ${JSON.stringify(job)} failed (exit ${code})`));
+      resolve(JSON.parse(line.slice(7)) as ScenarioResult);
+    });
+  });
+  return { ready, result, go: () => child.stdin.end('GO\n') };
+}
+
+export function runChild(childFile: string, job: object): Promise<ScenarioResult> {
+  const running = start(childFile, job);
+  running.go(); // no barrier: the line is never read, and stdin simply closes
+  return running.result;
+}
+
+/**
+ * Starts every job, lets each warm up, then releases them at once; the aggregate rate is
+ * all entries over the span from the first start to the last end.
+ */
+export async function runSideBySide(childFile: string, jobs: readonly object[]): Promise<{ results: ScenarioResult[]; aggregate: ScenarioResult }> {
+  const running = jobs.map((job) => start(childFile, { ...job, barrier: true }));
+  await Promise.all(running.map((r) => r.ready));
+  for (const r of running) r.go();
+  const results = await Promise.all(running.map((r) => r.result));
+  const first = Math.min(...results.map((r) => r.startedAtMs!));
+  const last = Math.max(...results.map((r) => r.endedAtMs!));
+  const aggregate: ScenarioResult = {
+    entries: results.reduce((sum, r) => sum + r.entries, 0),
+    seconds: (last - first) / 1000,
+    rssPeakMiB: Math.max(...results.map((r) => r.rssPeakMiB)),
+    extra: { processes: results.length },
+  };
+  return { results, aggregate };
+}

@@ -1,0 +1,63 @@
+/**
+ * The native engine's fast path (RFC 2104 over one-shot `crypto.hash`, buffers reused per
+ * key) against `createHmac`, on random keys (shorter than, equal to and longer than the
+ * 64-byte block) and random message sequences per key: empty, small, around the block and
+ * padding boundaries, and past the 256 KiB one-shot limit, in orders that grow and shrink
+ * the reused buffers. Any difference in a MAC, or a verify that disagrees, fails.
+ */
+import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { SecretKey } from '../../src/auth/secret';
+import { nodeHmac } from '../../src/node/crypto';
+
+const ONE_SHOT_LIMIT = 256 * 1024;
+
+/** Deterministic bytes from a seed (xorshift32): large messages without generating each byte. */
+function bytesFrom(seed: number, length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = seed | 1;
+  for (let i = 0; i < length; i += 1) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+const messageLength = fc.oneof(
+  fc.constant(0),
+  fc.integer({ min: 1, max: 200 }),
+  fc.integer({ min: 50, max: 140 }), // around one and two SHA-256 blocks with padding
+  fc.integer({ min: 200, max: 70_000 }),
+  fc.integer({ min: ONE_SHOT_LIMIT - 2, max: ONE_SHOT_LIMIT + 2 }),
+  fc.integer({ min: ONE_SHOT_LIMIT + 3, max: 600 * 1024 }),
+);
+const message = fc.tuple(fc.integer(), messageLength).map(([seed, length]) => bytesFrom(seed, length));
+const key = fc.oneof(
+  fc.uint8Array({ minLength: 1, maxLength: 64 }),
+  fc.uint8Array({ minLength: 65, maxLength: 300 }),
+  // The block size itself, where a key stops being used as is and is hashed first.
+  fc.integer({ min: 63, max: 65 }).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })),
+);
+
+describe('the native HMAC engine', () => {
+  it('equals createHmac for random keys and message sequences, and verifies exactly its own MACs', () => {
+    fc.assert(
+      fc.property(key, fc.array(message, { minLength: 1, maxLength: 6 }), (keyBytes, messages) => {
+        const secret = new SecretKey(keyBytes);
+        for (const m of messages) {
+          const expected = createHmac('sha256', keyBytes).update(m).digest();
+          expect(Buffer.from(nodeHmac.mac(secret, m) as Uint8Array).equals(expected)).toBe(true);
+          expect(nodeHmac.verify(secret, m, expected)).toBe(true);
+          const altered = Uint8Array.from(expected);
+          altered[m.length % altered.length]! ^= 1;
+          expect(nodeHmac.verify(secret, m, altered)).toBe(false);
+          expect(nodeHmac.verify(secret, m, expected.subarray(0, 31))).toBe(false);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
