@@ -7,6 +7,8 @@ export interface RoundReport {
   /** Dead-letters whose marker already existed (replay after a partial failure): acked, no second record. */
   readonly markerHits: number;
   readonly retained: number;
+  /** Retained because the handler returned something other than its success values: a bug to fix. */
+  readonly handlerContractErrors: number;
   readonly reclaimed: number;
   /** Claimed but never handed to a handler when the run stopped: given back for immediate reclaim. */
   readonly released: number;
@@ -30,6 +32,7 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   deadLettered: 0,
   markerHits: 0,
   retained: 0,
+  handlerContractErrors: 0,
   reclaimed: 0,
   released: 0,
   deletedPending: 0,
@@ -46,6 +49,7 @@ const COUNTERS = [
   'deadLettered',
   'markerHits',
   'retained',
+  'handlerContractErrors',
   'reclaimed',
   'released',
   'deletedPending',

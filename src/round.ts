@@ -111,8 +111,9 @@ export async function decideRound(
 export function releasable(deps: RoundDeps, decided: DecidedRound, held: ReadonlySet<string>): StreamEntry[] {
   const keyOf = deps.orderingKey;
   return decided.decisions
-    .filter(({ entry }) => {
-      if (decided.started.has(entry)) return false;
+    .filter(({ entry, verdict }) => {
+      // Only retained entries go back: one decided without a handler (entry_malformed) is settled.
+      if (verdict.kind !== 'retain' || decided.started.has(entry)) return false;
       const key = keyOf?.(entry);
       return key === undefined || !held.has(key);
     })
@@ -133,16 +134,20 @@ export function roundReport(
   released = 0,
 ): RoundReport {
   let retained = 0;
+  let handlerContractErrors = 0;
   let authRejected = 0;
   for (const { verdict } of decided.decisions) {
-    if (verdict.kind === 'retain') retained += 1;
-    else if (verdict.kind === 'dead-letter' && verdict.auth) authRejected += 1;
+    if (verdict.kind === 'retain') {
+      retained += 1;
+      if (verdict.cause === 'handler_contract') handlerContractErrors += 1;
+    } else if (verdict.kind === 'dead-letter' && verdict.auth) authRejected += 1;
   }
   return {
     acked: settled.acked,
     deadLettered: settled.deadLetterRecords,
     markerHits: settled.markerHits,
     retained,
+    handlerContractErrors,
     reclaimed: claim.reclaimed,
     released,
     deletedPending: claim.deletedIds.length,

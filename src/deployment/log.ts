@@ -15,7 +15,20 @@ export interface LogOptions {
   readonly now?: () => number;
 }
 
-const POLL_METRICS = ['acked', 'deadLettered', 'retained', 'reclaimed', 'deletedPending', 'authRejected', 'handled', 'roundTrips', 'durationMs'] as const;
+const POLL_METRICS = [
+  'acked',
+  'deadLettered',
+  'markerHits',
+  'retained',
+  'handlerContractErrors',
+  'reclaimed',
+  'released',
+  'deletedPending',
+  'authRejected',
+  'handled',
+  'roundTrips',
+  'durationMs',
+] as const;
 
 export function runLogLine(result: JobReport, options: LogOptions): string {
   const timestamp = (options.now ?? Date.now)();
@@ -37,7 +50,8 @@ export function runLogLine(result: JobReport, options: LogOptions): string {
   }
   const { report } = result;
   const fields: Record<string, unknown> = {
-    level: report.deletedPending > 0 ? 'warn' : 'info',
+    // Deleted-pending entries and handler contract errors are bugs or data loss to look at.
+    level: report.deletedPending > 0 || report.handlerContractErrors > 0 ? 'warn' : 'info',
     msg: 'poll run',
     deployment: options.deployment,
     job: 'poll',

@@ -122,6 +122,11 @@ describe.each(clientKinds)('deployment runtime over $name', (kind) => {
     const line = JSON.parse(runLogLine(participant, { deployment: 'shop', emf: true }));
     expect(line).toMatchObject({ job: 'poll', consumer: 'inventory', acked: 1, Deployment: 'shop', Consumer: 'inventory' });
     expect(line._aws.CloudWatchMetrics[0].Namespace).toBe('SagaStreams');
+    expect(line).toMatchObject({ level: 'info', markerHits: 0, released: 0, handlerContractErrors: 0 });
+    const metricNames = line._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name);
+    expect(metricNames).toEqual(expect.arrayContaining(['markerHits', 'released', 'handlerContractErrors']));
+    const contractError = { ...participant, report: { ...participant.report, handlerContractErrors: 1 } };
+    expect(JSON.parse(runLogLine(contractError, { deployment: 'shop' }))).toMatchObject({ level: 'warn', handlerContractErrors: 1 });
 
     // A second command, so the first is below every group's frontier and can go; trim keeps
     // the frontier entry itself (the last delivered one) and everything after it.

@@ -78,7 +78,7 @@ describe.each(clientKinds)('verdict edges over $name', (kind) => {
     const odd = await order('odd');
     await order('fine');
     const report = await runOnce();
-    expect(report).toMatchObject({ acked: 1, retained: 1, deadLettered: 0 });
+    expect(report).toMatchObject({ acked: 1, retained: 1, handlerContractErrors: 1, deadLettered: 0 });
     expect(await pendingIds(admin, stream, 'g')).toEqual([odd]);
     expect(await admin.xlen(poller.config.keys.dlt)).toBe(0);
   });
