@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { problemsOf } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';
+import { FrozenMap } from '../frozen-map';
 import { SecretKey, type KeyInput } from './secret';
 
 /** Shorter HMAC keys are guessable offline from one signed entry. */
@@ -110,7 +111,7 @@ export function checkStreamAuth(
   const data = parsed.data;
   const auth: StreamAuth =
     data.mode === 'hmac-keyring'
-      ? { mode: data.mode, keys: new Map(Object.entries(data.keys).map(([id, k]) => [id, Object.freeze({ ...k })])) }
+      ? { mode: data.mode, keys: new FrozenMap(Object.entries(data.keys).map(([id, k]) => [id, Object.freeze({ ...k })])) }
       : data.mode === 'hmac'
         ? { mode: data.mode, keyId: data.keyId, key: data.key, producer: data.producer }
         : { mode: data.mode, producer: data.producer };

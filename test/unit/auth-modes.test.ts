@@ -35,6 +35,15 @@ describe('auth modes', () => {
     expect(keyring.mode === 'hmac-keyring' && [...keyring.keys.keys()]).toEqual(['old', 'new']);
   });
 
+  it('keeps a keyring read-only at run time: nobody holding the parsed auth can add a verification key', () => {
+    const keyring = parseStreamAuth({ mode: 'hmac-keyring', keys: { old: { producer: 'billing', key: KEY } } }, 'consumer');
+    if (keyring.mode !== 'hmac-keyring') throw new Error('expected a keyring');
+    const asMap = keyring.keys as unknown as Map<string, unknown>;
+    expect(asMap.set).toBeUndefined();
+    expect(() => asMap.set('forged', { producer: 'billing' })).toThrow(TypeError);
+    expect([...keyring.keys.keys()]).toEqual(['old']);
+  });
+
   it('lists every problem of a mode by field path', () => {
     const problems = problemsOf(() => parseStreamAuth({ mode: 'hmac', keyId: 'has space', key: 'short', producer: '' }, 'consumer'));
     expect(problems.map((p) => p.path).sort()).toEqual(['auth.key', 'auth.keyId', 'auth.producer']);
