@@ -16,15 +16,26 @@
   PEL is non-empty but its smallest id is unreadable. Ids are compared as decimal strings,
   not Lua numbers: a 64-bit sequence number does not survive conversion to a double.
 
-  KEYS[1]  source stream
-  ARGV     none
+  Bounded work on a large backlog (ARGV[1] = limit > 0): one exact XTRIM deletes every entry
+  below the frontier in one call, which on a backlog of millions blocks Redis for as long.
+  When the stream holds more than `limit` entries the trim is XTRIM MINID ~ <frontier>
+  LIMIT <limit> instead: Redis then frees only whole macro nodes whose every id is below the
+  frontier, at most `limit` entries per call, so it never removes an id at or above the
+  frontier either (SPEC §7) and later runs continue. A stream of at most `limit` entries is
+  trimmed exactly: that call is bounded by the stream's length. Without a limit (ARGV[1]
+  '0' or absent) the trim is always exact.
 
-  Reply: { removed, frontier, status }
+  KEYS[1]  source stream
+  ARGV[1]  limit: most entries one call may remove on a large stream (0 or absent: exact, unbounded)
+
+  Reply: { removed, frontier, status, mode }
     removed   entries XTRIM deleted (0 unless status is 'trimmed')
     frontier  the MINID used ('' when nothing was attempted)
     status    'trimmed' | 'no_stream' | 'no_groups' | 'bad_evidence'
+    mode      'exact' | 'approximate' ('' when nothing was attempted)
 ]]
 local stream = KEYS[1]
+local limit = tonumber(ARGV[1] or '0') or 0
 
 -- Splits 'ms-seq' into two digit strings without leading zeros; nil when malformed.
 local function parse_id(raw)
@@ -52,28 +63,32 @@ local function field(flat, name)
   return nil
 end
 
-if redis.call('EXISTS', stream) == 0 then return { 0, '', 'no_stream' } end
+if redis.call('EXISTS', stream) == 0 then return { 0, '', 'no_stream', '' } end
 
 local groups = redis.call('XINFO', 'GROUPS', stream)
-if type(groups) ~= 'table' or #groups == 0 then return { 0, '', 'no_groups' } end
+if type(groups) ~= 'table' or #groups == 0 then return { 0, '', 'no_groups', '' } end
 
 local frontier = nil
 for _, info in ipairs(groups) do
-  if type(info) ~= 'table' then return { 0, '', 'bad_evidence' } end
+  if type(info) ~= 'table' then return { 0, '', 'bad_evidence', '' } end
   local name = field(info, 'name')
   local candidate = parse_id(field(info, 'last-delivered-id'))
-  if type(name) ~= 'string' or candidate == nil then return { 0, '', 'bad_evidence' } end
+  if type(name) ~= 'string' or candidate == nil then return { 0, '', 'bad_evidence', '' } end
 
   local summary = redis.call('XPENDING', stream, name)
-  if type(summary) ~= 'table' or type(summary[1]) ~= 'number' then return { 0, '', 'bad_evidence' } end
+  if type(summary) ~= 'table' or type(summary[1]) ~= 'number' then return { 0, '', 'bad_evidence', '' } end
   if summary[1] > 0 then
     local smallest = parse_id(summary[2])
-    if smallest == nil then return { 0, '', 'bad_evidence' } end
+    if smallest == nil then return { 0, '', 'bad_evidence', '' } end
     if id_less(smallest, candidate) then candidate = smallest end
   end
 
   if frontier == nil or id_less(candidate, frontier) then frontier = candidate end
 end
 
+if limit > 0 and redis.call('XLEN', stream) > limit then
+  local removed = redis.call('XTRIM', stream, 'MINID', '~', frontier[3], 'LIMIT', limit)
+  return { removed, frontier[3], 'trimmed', 'approximate' }
+end
 local removed = redis.call('XTRIM', stream, 'MINID', frontier[3])
-return { removed, frontier[3], 'trimmed' }
+return { removed, frontier[3], 'trimmed', 'exact' }

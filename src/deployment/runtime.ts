@@ -165,6 +165,7 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
         keys: { dlt: config.data.streams[stream]?.keys?.dlt },
         dltRetentionSeconds: trim.dltRetentionSeconds,
         markerTtlSeconds,
+        trimLimit: trim.trimLimit,
         reaper: { idleMs: trim.reaperIdleMs },
       }),
     );

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { consumerConfigSchema, keyName } from '../config';
 import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';
+import { retentionConfigSchema } from '../retention/config';
 
 const envName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)');
 const identity = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -');
@@ -103,6 +104,8 @@ export const deploymentSchema = z.strictObject({
       schedule: cron,
       dltRetentionSeconds: z.int().positive().default(14 * 24 * 3600),
       reaperIdleMs: z.int().positive().default(24 * 3600 * 1000),
+      /** Most entries one safe-trim call removes from a long stream (see RetentionConfig.trimLimit). */
+      trimLimit: retentionConfigSchema.shape.trimLimit,
     })
     .optional(),
   /**

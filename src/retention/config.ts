@@ -9,6 +9,8 @@ import { ConfigError, type ConfigProblem } from '../errors';
 import { deriveStreamKeys, derivedDltProblems, hashTagOf } from '../keys';
 
 const DAY_SECONDS = 24 * 3600;
+/** Redis's own default LIMIT for `XTRIM ~` (100 × stream-node-max-entries). */
+export const DEFAULT_TRIM_LIMIT = 10_000;
 
 
 export const retentionConfigSchema = z.strictObject({
@@ -23,6 +25,13 @@ export const retentionConfigSchema = z.strictObject({
    * the DLT record it stands for, so the window may not be shorter.
    */
   markerTtlSeconds: z.int().positive().default(7 * DAY_SECONDS),
+  /**
+   * Most entries one safe-trim call removes from a stream longer than this (XTRIM MINID ~
+   * LIMIT): bounds how long one call blocks Redis on a large backlog. At least 100, Redis's
+   * default stream-node-max-entries: approximate trimming frees whole nodes only, and a
+   * limit under the node size frees nothing. Streams this short or shorter trim exactly.
+   */
+  trimLimit: z.int().min(100).max(1_000_000).default(DEFAULT_TRIM_LIMIT),
   reaper: z
     .strictObject({
       /** Consumers with zero pending idle longer than this are deleted. */
@@ -42,6 +51,7 @@ export interface RetentionConfig {
   readonly dlt: string;
   readonly dltRetentionSeconds: number;
   readonly markerTtlSeconds: number;
+  readonly trimLimit: number;
   readonly reaper: {
     readonly idleMs: number;
     readonly maxPerRun: number;
@@ -69,13 +79,14 @@ function crossFieldProblems(config: RetentionConfig, keyTag: string | undefined)
 export function parseRetentionConfig(input: unknown): RetentionConfig {
   const parsed = retentionConfigSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError('retention config', problemsOf(parsed.error));
-  const { stream, keyTag, keys, reaper, dltRetentionSeconds, markerTtlSeconds } = parsed.data;
+  const { stream, keyTag, keys, reaper, dltRetentionSeconds, markerTtlSeconds, trimLimit } = parsed.data;
   const config: RetentionConfig = {
     stream,
     // The DLT name rule lives in keys.ts; retention has no group, and the cursor is unused.
     dlt: keys?.dlt ?? deriveStreamKeys(stream, '').dlt,
     dltRetentionSeconds,
     markerTtlSeconds,
+    trimLimit,
     reaper: Object.freeze({ idleMs: reaper.idleMs, maxPerRun: reaper.maxPerRun, groups: reaper.groups && Object.freeze([...reaper.groups]) }),
   };
   const problems = [...derivedDltProblems(stream, { dlt: keys?.dlt }), ...crossFieldProblems(config, keyTag)];

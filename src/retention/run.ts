@@ -17,7 +17,7 @@ export interface RetentionReport {
 
 export async function runRetention(port: RedisPort, config: RetentionConfig): Promise<RetentionReport> {
   const [stream, deadLetters, consumers] = await Promise.all([
-    safeTrim(port, config.stream),
+    safeTrim(port, config.stream, { limit: config.trimLimit }),
     trimDeadLetters(port, config.dlt, config.dltRetentionSeconds),
     reapConsumers(port, config.stream, config.reaper),
   ]);

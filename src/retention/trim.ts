@@ -1,8 +1,11 @@
 /**
  * Safe trim (SPEC §7): delete only the entries every consumer group has read and acked,
- * in one trim.lua call. Never `MAXLEN ~`, which can drop unacknowledged entries.
+ * in one trim.lua call. Never `MAXLEN ~`, which can drop unacknowledged entries. With a
+ * limit, a stream longer than it is trimmed with `MINID ~ <frontier> LIMIT n` (whole
+ * macro nodes below the frontier, at most n entries), so one call on a large backlog never
+ * blocks Redis for long; shorter streams are trimmed exactly.
  */
-import { ReplyShapeError } from '../errors';
+import { ConfigError, ReplyShapeError } from '../errors';
 import { trimScript } from '../generated/lua-scripts';
 import type { RedisPort } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
@@ -16,13 +19,25 @@ export interface TrimResult {
   /** The MINID trimmed at; undefined when nothing was attempted. */
   readonly frontier: string | undefined;
   readonly status: TrimStatus;
+  /** `approximate` when the stream was longer than the limit (MINID ~ … LIMIT); undefined when nothing was attempted. */
+  readonly mode: 'exact' | 'approximate' | undefined;
+}
+
+export interface TrimOptions {
+  /** Most entries one call removes from a stream longer than this; 0 or undefined: exact and unbounded. */
+  readonly limit?: number;
 }
 
 const STATUSES: readonly string[] = ['trimmed', 'no_stream', 'no_groups', 'bad_evidence'] satisfies TrimStatus[];
+const MODES: readonly string[] = ['exact', 'approximate', ''];
 
-export async function safeTrim(port: RedisPort, stream: string): Promise<TrimResult> {
-  const reply = await runScript(port, { script: trimScript, keys: [stream], args: [] });
-  const [removed, frontier, status] = asArray(reply, 'trim reply');
+export async function safeTrim(port: RedisPort, stream: string, options: TrimOptions = {}): Promise<TrimResult> {
+  const limit = options.limit ?? 0;
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new ConfigError('safe trim', [{ path: 'limit', message: 'must be a non-negative integer' }]);
+  const reply = await runScript(port, { script: trimScript, keys: [stream], args: [limit] });
+  const [removed, frontier, status, mode] = asArray(reply, 'trim reply');
+  const modeText = asText(mode, 'trim mode');
+  if (!MODES.includes(modeText)) throw new ReplyShapeError('trim mode');
   const statusText = asText(status, 'trim status');
   if (!STATUSES.includes(statusText)) throw new ReplyShapeError('trim status');
   const frontierText = asText(frontier, 'trim frontier');
@@ -30,5 +45,6 @@ export async function safeTrim(port: RedisPort, stream: string): Promise<TrimRes
     removed: asInteger(removed, 'trim removed'),
     frontier: frontierText === '' ? undefined : frontierText,
     status: statusText as TrimStatus,
+    mode: modeText === '' ? undefined : (modeText as 'exact' | 'approximate'),
   };
 }

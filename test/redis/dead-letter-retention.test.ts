@@ -65,7 +65,7 @@ describe.each(clientKinds)('dead-letter retention over $name', (kind) => {
     const config = parseRetentionConfig({ stream, dltRetentionSeconds: 24 * 3600, markerTtlSeconds: 3600, reaper: { idleMs: 24 * HOUR_MS } });
     const report = await runRetention(port, config);
 
-    expect(report.stream).toEqual({ removed: 0, frontier: first, status: 'trimmed' });
+    expect(report.stream).toEqual({ removed: 0, frontier: first, status: 'trimmed', mode: 'exact' });
     expect(report.deadLetters.removed).toBe(1);
     // Nobody has been idle for a day: the reaper keeps everyone.
     expect(report.consumers).toEqual({ deleted: [], busyIdle: 0 });

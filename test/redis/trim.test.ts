@@ -31,12 +31,12 @@ describe.each(clientKinds)('safe trim over $name', (kind) => {
 
   it('deletes nothing from a stream that has no groups', async () => {
     const ids = await addAll(3);
-    expect(await safeTrim(port, stream)).toEqual({ removed: 0, frontier: undefined, status: 'no_groups' });
+    expect(await safeTrim(port, stream)).toEqual({ removed: 0, frontier: undefined, status: 'no_groups', mode: undefined });
     expect(await remaining()).toEqual(ids);
   });
 
   it('reports a missing stream without creating it', async () => {
-    expect(await safeTrim(port, stream)).toEqual({ removed: 0, frontier: undefined, status: 'no_stream' });
+    expect(await safeTrim(port, stream)).toEqual({ removed: 0, frontier: undefined, status: 'no_stream', mode: undefined });
     expect(await admin.exists(stream)).toBe(0);
   });
 
@@ -51,7 +51,7 @@ describe.each(clientKinds)('safe trim over $name', (kind) => {
     await admin.xgroup('CREATE', stream, 'g', '0-0');
     await readAndAck('g', 3);
     const result = await safeTrim(port, stream);
-    expect(result).toEqual({ removed: 2, frontier: ids[2], status: 'trimmed' });
+    expect(result).toEqual({ removed: 2, frontier: ids[2], status: 'trimmed', mode: 'exact' });
     expect(await remaining()).toEqual(ids.slice(2));
   });
 
@@ -60,7 +60,7 @@ describe.each(clientKinds)('safe trim over $name', (kind) => {
     await admin.xgroup('CREATE', stream, 'fast', '0-0');
     await readAndAck('fast', 4);
     await admin.xgroup('CREATE', stream, 'idle', '0-0');
-    expect(await safeTrim(port, stream)).toEqual({ removed: 0, frontier: '0-0', status: 'trimmed' });
+    expect(await safeTrim(port, stream)).toEqual({ removed: 0, frontier: '0-0', status: 'trimmed', mode: 'exact' });
     expect(await remaining()).toEqual(ids);
   });
 
@@ -79,7 +79,7 @@ describe.each(clientKinds)('safe trim over $name', (kind) => {
     await admin.xreadgroup('GROUP', 'g', 'c', 'COUNT', 5, 'STREAMS', stream, '>');
     await admin.xack(stream, 'g', ids[0]!, ids[1]!, ids[3]!);
     const result = await safeTrim(port, stream);
-    expect(result).toEqual({ removed: 2, frontier: ids[2], status: 'trimmed' });
+    expect(result).toEqual({ removed: 2, frontier: ids[2], status: 'trimmed', mode: 'exact' });
     expect(await remaining()).toEqual(ids.slice(2));
   });
 
@@ -94,6 +94,35 @@ describe.each(clientKinds)('safe trim over $name', (kind) => {
     expect(await remaining()).toEqual(ids.slice(2));
   });
 
+  it('trims a stream longer than the limit approximately: at most limit entries per call, never at or above the frontier', async () => {
+    const ids: string[] = [];
+    const pipeline = admin.pipeline();
+    for (let i = 0; i < 1_000; i += 1) pipeline.xadd(stream, '*', 'n', String(i));
+    for (const [error, id] of (await pipeline.exec())!) {
+      expect(error).toBeNull();
+      ids.push(id as string);
+    }
+    await admin.xgroup('CREATE', stream, 'g', '0-0');
+    await readAndAck('g', 950);
+    const frontier = ids[949]!;
+
+    const calls = [];
+    for (let call = 0; call < 5; call += 1) calls.push(await safeTrim(port, stream, { limit: 300 }));
+
+    expect(calls.map((c) => c.frontier)).toEqual(Array(5).fill(frontier));
+    for (const call of calls) expect(call.removed).toBeLessThanOrEqual(300);
+    expect(calls.slice(0, 3).map((c) => c.mode)).toEqual(['approximate', 'approximate', 'approximate']);
+    // Once the stream is no longer than the limit, the trim is exact (and bounded by its length).
+    expect(calls.at(-1)).toMatchObject({ mode: 'exact', removed: 0 });
+    expect(calls.reduce((sum, c) => sum + c.removed, 0)).toBe(949);
+    expect(await remaining()).toEqual(ids.slice(949));
+  });
+
+  it('rejects a negative or fractional limit before sending anything', async () => {
+    await expect(safeTrim(port, stream, { limit: -1 })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    await expect(safeTrim(port, stream, { limit: 1.5 })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+
   it('compares ids as 64-bit numbers, not doubles', async () => {
     // Sequence numbers this large collapse to one double; string comparison must tell them apart.
     const ids = ['5-18446744073709551613', '5-18446744073709551614', '5-18446744073709551615'];
@@ -101,7 +130,7 @@ describe.each(clientKinds)('safe trim over $name', (kind) => {
     await admin.xgroup('CREATE', stream, 'g', '0-0');
     await admin.xreadgroup('GROUP', 'g', 'c', 'COUNT', 3, 'STREAMS', stream, '>');
     await admin.xack(stream, 'g', ids[0]!);
-    expect(await safeTrim(port, stream)).toEqual({ removed: 1, frontier: ids[1], status: 'trimmed' });
+    expect(await safeTrim(port, stream)).toEqual({ removed: 1, frontier: ids[1], status: 'trimmed', mode: 'exact' });
     expect(await remaining()).toEqual(ids.slice(1));
   });
 
@@ -111,7 +140,7 @@ describe.each(clientKinds)('safe trim over $name', (kind) => {
     await admin.xgroup('CREATE', stream, 'g', '0-0');
     await readAndAck('g', 3);
     await admin.xgroup('CREATE', stream, 'h', '10-0');
-    expect(await safeTrim(port, stream)).toEqual({ removed: 1, frontier: '10-0', status: 'trimmed' });
+    expect(await safeTrim(port, stream)).toEqual({ removed: 1, frontier: '10-0', status: 'trimmed', mode: 'exact' });
     expect(await remaining()).toEqual(['10-0', '100-0']);
   });
 });

@@ -27,6 +27,7 @@ describe('retention config', () => {
       dlt: 'orders:dlt',
       dltRetentionSeconds: 14 * 24 * 3600,
       markerTtlSeconds: 7 * 24 * 3600,
+      trimLimit: 10_000,
       reaper: { idleMs: 24 * 3_600_000, maxPerRun: 1_000, groups: undefined },
     });
     expect(Object.isFrozen(config)).toBe(true);
