@@ -67,8 +67,9 @@ interface PassResult {
 
 async function claim(tx: SqlTx, tables: Tables, batch: number): Promise<OutboxRow[]> {
   return tx.query<OutboxRow & Record<string, unknown>>(
-    `SELECT id::text AS id, producer, event_type, event_id, payload, traceparent, ordering_key FROM ${tables.outbox} ` +
-      `WHERE sent_at IS NULL AND refused_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    // ORDER BY o.id, the bigint: the output column `id` is text and would sort '10' < '9'.
+    `SELECT o.id::text AS id, producer, event_type, event_id, payload, traceparent, ordering_key FROM ${tables.outbox} o ` +
+      `WHERE sent_at IS NULL AND refused_at IS NULL ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED`,
     [batch],
   );
 }
@@ -153,7 +154,7 @@ async function relayPass(db: SqlDatabase, tables: Tables, publisherFor: Publishe
     for (const { id, refusal } of refused) {
       await tx.query(`UPDATE ${tables.outbox} SET refused_at = now(), refusal = $2 WHERE id = $1::bigint`, [id, refusal]);
     }
-    return { claimed: claimed.length, published: sent.length, duplicates, heldBack: claimed.length - ready.length, refused: refused.length, failure };
+    return { claimed: claimed.length, published: sent.length, duplicates, heldBack: claimed.length - sent.length - refused.length, refused: refused.length, failure };
   });
 }
 
