@@ -28,7 +28,8 @@ export const pgKind: DatabaseKind = { name: 'pg', open: async () => connectPg({ 
 
 const PGLITE_TEMPLATE = join(tmpdir(), 'saga-streams-pglite-template-0.5.17');
 
-async function pgliteTemplate(): Promise<string> {
+/** A PGlite data folder after initdb, made once per machine (copy it; never open it in place). */
+export async function pgliteTemplate(): Promise<string> {
   if (existsSync(join(PGLITE_TEMPLATE, 'PG_VERSION'))) return PGLITE_TEMPLATE;
   const building = `${PGLITE_TEMPLATE}.building-${process.pid}-${randomBytes(3).toString('hex')}`;
   const db = await openPglite({ dataDir: building });
