@@ -57,7 +57,10 @@ async function drained(): Promise<boolean> {
 }
 
 for (;;) {
-  const report = await poller.run({ mode: 'drain', deadline: Date.now() + CHILD_BUDGETS.runBudgetMs });
+  // A failed run (e.g. Redis not answering before the deadline on a loaded machine) leaves its
+  // entries pending, as a failed poll function would: run again, as the next trigger would.
+  const report = await poller.run({ mode: 'drain', deadline: Date.now() + CHILD_BUDGETS.runBudgetMs }).catch(() => undefined);
+  if (!report) continue;
   if (report.handled === 0 && (await drained())) break;
   if (report.handled === 0) await new Promise((resolve) => setTimeout(resolve, 200)); // waiting for minIdle
 }
