@@ -4,6 +4,11 @@
  * (`npm start`), the CLI (`saga-streams --config saga.config.ts`), the Lambda functions
  * and the Worker. Handlers live in examples/order-saga/.
  *
+ * State: orders, stock and saga instances live in Postgres (schema `order_saga`), each
+ * handling one transaction with its inbox row and its outgoing commands/results in the
+ * outbox, which the relay job publishes. The local stack uses PGlite in .saga-streams/pglite
+ * (no server) unless DATABASE_URL is set; deployed functions use DATABASE_URL.
+ *
  * Flow: the shop publishes `order.placed` through the publish API (producer token) onto
  * the orders stream; the orchestrator's `order-intake` consumer starts an instance and
  * sends `inventory.reserve` to the inventory command stream; each participant reports on
@@ -14,6 +19,7 @@
  * store (key text: `hex:…`, `base64:…` or UTF-8, at least 16 bytes). `saga-streams dev`
  * generates any that are missing.
  *   REDIS_URL                     TCP Redis (Lambda, CLI, local stack)
+ *   DATABASE_URL                  Postgres (Lambda, CLI; the local stack falls back to PGlite)
  *   UPSTASH_REDIS_REST_URL/_TOKEN REST Redis (Cloudflare Worker)
  *   ORDERS_SIGNING_KEY            shop → orders stream (hmac; the publish API signs as `shop`)
  *   INVENTORY_COMMAND_KEY         orchestrator → inventory commands (hmac)
@@ -29,7 +35,7 @@
  * Cluster each stream's DLT, markers and cursor share its slot.
  */
 import { defineConfig } from './src/deployment/define-config';
-import { createMemoryStore, createOrderSaga, DEMO_STOCK, EventTypes, Producers } from './examples/order-saga/index';
+import { createOrderSaga, EventTypes, Producers } from './examples/order-saga/index';
 import type { LocalDemo } from './local/demo';
 
 export const Streams = {
@@ -40,11 +46,12 @@ export const Streams = {
   results: 'saga:{order-results}:results',
 } as const;
 
-/** The in-memory store is per process: fine for the local stack and tests; swap it for your database. */
-const saga = createOrderSaga({ store: createMemoryStore(DEMO_STOCK) });
+const saga = createOrderSaga();
 
 /** The local stack places the demo orders through the publish API and prints finished instances. */
 export const demo: LocalDemo = saga.demo;
+/** The example's tables: `saga-streams db migrate` applies them after the library's own. */
+export const migrations = saga.migrations;
 
 const EVERY_MINUTE = '* * * * *';
 /** Per-consumer budgets: a run holds entries ≤ 20 s; entries idle 60 s are reclaimed from a dead run. */
@@ -140,6 +147,9 @@ export default defineConfig({
     producers: { [Producers.shop]: { tokenEnv: 'SHOP_PRODUCER_TOKEN', eventTypes: [EventTypes.orderPlaced] } },
   },
   trim: { schedule: '*/15 * * * *', dltRetentionSeconds: 14 * 24 * 3600, reaperIdleMs: 24 * 3600 * 1000 },
+  // Inbox/outbox tables in `public` by default; the relay publishes the outbox every minute
+  // (and the local stack right after each commit).
+  postgres: { urlEnv: 'DATABASE_URL', relay: { schedule: EVERY_MINUTE } },
   // One target per platform: the Lambda publish API sends SQS wake-ups, the Worker a Queue message.
   wakeUp: [
     { kind: 'sqs', queueUrlEnv: 'WAKEUP_QUEUE_URL' },

@@ -40,6 +40,7 @@ const COMMAND_OPTIONS = {
     as: { type: 'string' },
     traceparent: { type: 'string' },
   },
+  'db migrate': { print: { type: 'boolean' } },
   help: {},
 } satisfies Record<string, Record<string, OptionSpec>>;
 
@@ -77,6 +78,10 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     const sub = words.shift();
     if (sub !== 'list' && sub !== 'redrive') throw new UsageError(`dlt needs a subcommand: "dlt list" or "dlt redrive"${sub ? ` (got ${JSON.stringify(sub)})` : ''}`);
     command = `dlt ${sub}`;
+  } else if (first === 'db') {
+    const sub = words.shift();
+    if (sub !== 'migrate') throw new UsageError(`db needs a subcommand: "db migrate"${sub ? ` (got ${JSON.stringify(sub)})` : ''}`);
+    command = 'db migrate';
   } else if (first in COMMAND_OPTIONS && !first.includes(' ')) command = first as CommandName;
   else throw new UsageError(`unknown command ${JSON.stringify(first)}`);
 

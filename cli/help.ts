@@ -32,6 +32,10 @@ Commands:
       --payload-file <file>        payload bytes from a file ("-" = stdin)
       --as <producer>              producer to sign as, when more than one can
       --traceparent <tp>           W3C traceparent to attach
+  db migrate                       create/upgrade the inbox, outbox and the config module's
+                                   \`migrations\` (idempotent; DATABASE_URL, or the local
+                                   stack's PGlite in .saga-streams/pglite when unset)
+      --print                      print saga-streams' SQL instead of applying it
 
 Global options:
   --config <path>                  deployment config module (default ./saga.config.ts)

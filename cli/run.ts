@@ -26,6 +26,8 @@ const COMMANDS: Record<Exclude<CommandName, 'help'>, Command> = {
   'dlt list': dltListCommand,
   'dlt redrive': dltRedriveCommand,
   publish: publishCommand,
+  // Loaded on demand: only this command needs a database driver.
+  'db migrate': async (ctx) => (await import('./commands/db')).dbMigrateCommand(ctx),
 };
 
 /** Usage errors, and publish input the publisher refused before sending, are the caller's mistake. */

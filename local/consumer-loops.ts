@@ -4,7 +4,7 @@
  * during a run queues exactly one more. Every run prints the JSON line a deployed
  * function would log (runLogLine), and the recent ones feed the status page.
  */
-import { runPollJob, runTrimJob } from '../src/deployment/jobs';
+import { runPollJob, runRelayJob, runTrimJob } from '../src/deployment/jobs';
 import { runLogLine, type JobReport } from '../src/deployment/log';
 import type { DeploymentRuntime } from '../src/deployment/runtime';
 import { errorCode } from '../src/errors';
@@ -17,6 +17,8 @@ export interface ConsumerLoopsOptions {
   /** One JSON line per run (stdout). */
   readonly log: (line: string) => void;
   readonly signal: AbortSignal;
+  /** Run the outbox relay after every poll run that acked something (the config has a database). */
+  readonly relay?: boolean;
 }
 
 export interface ConsumerLoops {
@@ -25,6 +27,8 @@ export interface ConsumerLoops {
   wake(streams: readonly string[]): void;
   triggerAll(): void;
   trim(): Promise<void>;
+  /** One outbox relay run now, or one more right after the run in flight. */
+  relay(): Promise<void>;
   /** The latest report lines, newest last. */
   recent(): readonly Record<string, unknown>[];
   /** Resolves once no run is in flight or queued. */
@@ -36,11 +40,12 @@ interface LoopState {
   again: boolean;
 }
 
-export function createConsumerLoops({ runtime, log, signal }: ConsumerLoopsOptions): ConsumerLoops {
+export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCommit = false }: ConsumerLoopsOptions): ConsumerLoops {
   const deployment = runtime.config.name;
   const states = new Map<string, LoopState>([...runtime.config.consumers.keys()].map((name) => [name, { running: undefined, again: false }]));
   const recent: Record<string, unknown>[] = [];
   let trimming: Promise<void> | undefined;
+  const relaying: LoopState = { running: undefined, again: false };
 
   const emit = (line: string) => {
     log(line);
@@ -61,12 +66,32 @@ export function createConsumerLoops({ runtime, log, signal }: ConsumerLoopsOptio
     );
   const report = (result: JobReport) => emit(runLogLine(result, { deployment }));
 
+  // The relay publishes what handlers committed to the outbox; its appends wake the next step.
+  const relay = (): Promise<void> => {
+    if (signal.aborted) return Promise.resolve();
+    if (relaying.running) {
+      relaying.again = true;
+      return relaying.running;
+    }
+    relaying.running = (async () => {
+      do {
+        relaying.again = false;
+        await runRelayJob(runtime).then(report, (error) => failed('relay', undefined, error));
+      } while (relaying.again && !signal.aborted);
+    })().finally(() => {
+      relaying.running = undefined;
+    });
+    return relaying.running;
+  };
+
   async function runLoop(name: string, state: LoopState): Promise<void> {
     const budgetMs = runtime.config.consumers.get(name)!.config.runBudgetMs;
     do {
       state.again = false;
       try {
-        report(await runPollJob(runtime, name, { deadline: Date.now() + budgetMs, signal }));
+        const result = await runPollJob(runtime, name, { deadline: Date.now() + budgetMs, signal });
+        report(result);
+        if (relayAfterCommit && result.report.acked > 0) void relay();
       } catch (error) {
         if (!signal.aborted) failed('poll', name, error);
       }
@@ -101,11 +126,13 @@ export function createConsumerLoops({ runtime, log, signal }: ConsumerLoopsOptio
         });
       return trimming;
     },
+    relay,
     recent: () => [...recent],
     async idle() {
       for (;;) {
         const running = [...states.values()].map((s) => s.running).filter((p): p is Promise<void> => p !== undefined);
         if (trimming) running.push(trimming);
+        if (relaying.running) running.push(relaying.running);
         if (running.length === 0) return;
         await Promise.all(running);
       }

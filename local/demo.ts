@@ -3,6 +3,7 @@
  * publish through the publish API on startup, and a feed of finished instances to print.
  * The example order saga implements it; a config without it simply runs no demo.
  */
+import type { Postgres } from '../src/deployment/postgres';
 
 export interface LocalDemo {
   /** The publish-API producer whose token places the events. */
@@ -11,8 +12,8 @@ export interface LocalDemo {
   events(runId: string): ReadonlyArray<{ readonly eventType: string; readonly eventId: string; readonly payload: unknown }>;
   /** One object per instance reaching a final state; returns an unsubscribe function. */
   onFinished(listener: (fields: Record<string, unknown>) => void): () => void;
-  /** Domain state for the status page. */
-  snapshot(): Promise<Record<string, unknown>>;
+  /** Domain state for the status page, read from the deployment's database. */
+  snapshot(postgres: () => Promise<Postgres>): Promise<Record<string, unknown>>;
 }
 
 export function isLocalDemo(value: unknown): value is LocalDemo {

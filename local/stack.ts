@@ -2,7 +2,8 @@
  * The local stack (`saga-streams dev`): Redis (REDIS_URL, or a private redis-server on a
  * free port), the publish API and status page on one HTTP server, every consumer polled
  * right after appends to its stream and on its emulated cron schedule, trim on its
- * schedule, and the config's demo (the example saga's two orders) placed through the API.
+ * schedule, the outbox relay after every run that committed and on its schedule (with the
+ * config's database: DATABASE_URL, or PGlite on disk), and the config's demo (the example saga's two orders) placed through the API.
  * `stop()` undoes all of it, the private redis-server included.
  */
 import { Hono } from 'hono';
@@ -19,7 +20,9 @@ import { cronMatches, msToNextMinute } from './cron-match';
 import type { LocalDemo } from './demo';
 import { devSecrets } from './dev-secrets';
 import { serveFetch } from './http-server';
+import { openLocalDatabase, type LocalDatabase } from './local-database';
 import { startLocalRedis, type LocalRedis } from './local-redis';
+import type { Migration } from '../src/postgres/migrations';
 import { statusApp } from './status-page';
 import { watchStreams } from './stream-watcher';
 
@@ -33,11 +36,16 @@ export interface LocalStackOptions {
   readonly out: (line: string) => void;
   /** Messages for a human (progress, warnings). */
   readonly err: (line: string) => void;
+  /** The config module's own migrations (applied after saga-streams' at start). */
+  readonly migrations?: readonly Migration[];
+  /** Folder holding `.saga-streams/pglite` (default: the process's working folder). */
+  readonly cwd?: string;
 }
 
 export interface LocalStack {
   readonly apiUrl: string;
   readonly redis: LocalRedis;
+  readonly database: LocalDatabase | undefined;
   /** producer → token generated for this run (tokens taken from the environment are not listed). */
   readonly tokens: ReadonlyMap<string, string>;
   readonly generatedSecrets: readonly string[];
@@ -61,10 +69,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const port = connectTcp(config, env);
     stops.push(() => port.close());
     await runCommand(port, command('PING'));
-    const runtime = createRuntime(config, { port, env, hmac: nodeHmac });
+    const database = await openLocalDatabase(config, env, { cwd: options.cwd ?? process.cwd(), migrations: options.migrations });
+    if (database) stops.push(() => database.db.close());
+    const runtime = createRuntime(config, { port, env, hmac: nodeHmac, database: database ? async () => database.db : undefined });
 
     const controller = new AbortController();
-    const loops = createConsumerLoops({ runtime, log: out, signal: controller.signal });
+    const loops = createConsumerLoops({ runtime, log: out, signal: controller.signal, relay: database !== undefined });
     const streams = [...new Set([...config.consumers.values()].map((plan) => plan.config.stream))];
     const watching = watchStreams({
       streams,
@@ -84,6 +94,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const now = new Date();
       for (const plan of config.consumers.values()) if (plan.schedule && cronMatches(plan.schedule, now)) loops.trigger(plan.name);
       if (config.data.trim && cronMatches(config.data.trim.schedule, now)) void loops.trim();
+      if (database && config.data.postgres?.relay && cronMatches(config.data.postgres.relay.schedule, now)) void loops.relay();
       timer = setTimeout(tick, msToNextMinute(Date.now()));
     };
     timer = setTimeout(tick, msToNextMinute(Date.now()));
@@ -95,7 +106,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const publishApp = createPublishApp({ runtime, env, wakeUp: async (touched) => loops.wake(touched), log: out });
     const app = new Hono();
-    app.route('/', statusApp({ runtime, recent: loops.recent, demo: options.demo ? () => options.demo!.snapshot() : undefined }));
+    const snapshot = options.demo && database ? () => options.demo!.snapshot(runtime.postgres) : undefined;
+    app.route('/', statusApp({ runtime, recent: loops.recent, demo: snapshot }));
     app.all('*', (c) => publishApp.fetch(c.req.raw));
     const server = await serveFetch(app.fetch, options.port, options.host);
     // Closed first on stop (stops run in reverse): no new publishes while the rest winds down.
@@ -127,7 +139,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     };
 
-    return { apiUrl: server.url, redis, tokens: secrets.tokens, generatedSecrets: secrets.generated, placeDemoOrders, stop: stopAll };
+    return { apiUrl: server.url, redis, database, tokens: secrets.tokens, generatedSecrets: secrets.generated, placeDemoOrders, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

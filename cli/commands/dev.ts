@@ -5,6 +5,7 @@
  */
 import { isLocalDemo } from '../../local/demo';
 import { startLocalStack } from '../../local/stack';
+import type { Migration } from '../../src/postgres/migrations';
 import type { CommandContext } from '../context';
 import { UsageError } from '../exit-codes';
 
@@ -32,11 +33,13 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
   const demo = isLocalDemo(loaded.module.demo) ? loaded.module.demo : undefined;
   const { config } = loaded;
 
-  const stack = await startLocalStack({ config, env: io.env, demo, port, host: args.string('host') ?? '127.0.0.1', out: io.out, err: io.err });
+  const migrations = Array.isArray(loaded.module.migrations) ? (loaded.module.migrations as Migration[]) : undefined;
+  const stack = await startLocalStack({ config, env: io.env, demo, port, host: args.string('host') ?? '127.0.0.1', out: io.out, err: io.err, migrations, cwd: io.cwd });
   try {
     io.out(JSON.stringify({ level: 'info', msg: 'local stack started', deployment: config.name, timestamp: Date.now(), api: stack.apiUrl, redis: stack.redis.display, privateRedis: stack.redis.private }));
     io.err(`saga-streams dev — ${config.name}`);
     io.err(`  redis        ${stack.redis.display}${stack.redis.private ? ' (private redis-server, stopped on exit)' : ''}`);
+    if (stack.database) io.err(`  database     ${stack.database.display}`);
     io.err(`  publish API  ${stack.apiUrl}/v1/events/{eventType}   ${stack.apiUrl}/healthz`);
     io.err(`  status page  ${stack.apiUrl}/`);
     if (stack.generatedSecrets.length > 0) io.err(`  secrets      generated for this run: ${stack.generatedSecrets.join(', ')}`);

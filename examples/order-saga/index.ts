@@ -1,34 +1,36 @@
 /**
- * The example order saga, assembled: its five consumers over one store, and the demo the
- * local stack runs (two orders — one completes, one is declined at charge and compensated).
+ * The example order saga, assembled: its five consumers over the deployment's Postgres
+ * (orders, stock and saga instances in the example's schema; inbox and outbox from
+ * saga-streams/postgres), its migrations, and the demo the local stack runs (two orders —
+ * one completes, one is declined at charge and compensated).
  *
  * @example
- *   const saga = createOrderSaga({ store: createMemoryStore(DEMO_STOCK) });
- *   defineConfig({ ..., consumers: { inventory: { ..., handler: saga.consumers.inventory } } });
+ *   const saga = createOrderSaga();
+ *   export const migrations = saga.migrations;
+ *   defineConfig({ ..., postgres: { relay: { schedule: '* * * * *' } },
+ *     consumers: { inventory: { ..., handler: saga.consumers.inventory } } });
  */
 import type { ConsumerFactory } from '../../src/deployment/consumers';
+import type { Postgres } from '../../src/deployment/postgres';
+import type { Migration } from '../../src/postgres/migrations';
 import { CHARGE_LIMIT_CENTS, EventTypes, ORDER_SAGA, Producers } from './definition';
-import { orchestratorResults, orderIntake, ORDERS_TABLE, type OrderPlaced } from './orchestrator';
-import { inventory, payment, shipping, STOCK_TABLE } from './participants';
-import { FINAL_STATUSES, type OrderState } from './state-machine';
-import type { SagaStore } from './store';
+import { orchestratorResults, orderIntake, type OrderPlaced } from './orchestrator';
+import { inventory, payment, shipping } from './participants';
+import { DEFAULT_SAGA_SCHEMA, orderSagaMigrations, sagaTables, type SagaTables } from './schema';
+import type { OrderState } from './state-machine';
 
-export { createMemoryStore } from './store';
-export type { SagaStore, StoreTx, OutgoingEvent } from './store';
 export { ORDER_SAGA, ORDER_SAGA_DIGEST, EventTypes, Producers, CHARGE_LIMIT_CENTS } from './definition';
+export { DEMO_STOCK, DEFAULT_SAGA_SCHEMA } from './schema';
 export type { OrderState, OrderStatus } from './state-machine';
 
-/** Stock the demo store starts with. */
-export const DEMO_STOCK = { [STOCK_TABLE]: { 'sku-espresso': 100, 'sku-grinder': 10 } } as const;
-
 export interface OrderSagaOptions {
-  readonly store: SagaStore;
+  /** Schema of the example's tables (default `order_saga`). */
+  readonly schema?: string;
   readonly chargeLimitCents?: number;
   readonly now?: () => Date;
 }
 
 export interface OrderSaga {
-  readonly store: SagaStore;
   readonly consumers: {
     readonly orderIntake: ConsumerFactory;
     readonly orchestrator: ConsumerFactory;
@@ -36,6 +38,8 @@ export interface OrderSaga {
     readonly payment: ConsumerFactory;
     readonly shipping: ConsumerFactory;
   };
+  /** The example's tables (applied after saga-streams' own by `db migrate` and the local stack). */
+  readonly migrations: readonly Migration[];
   readonly demo: OrderSagaDemo;
 }
 
@@ -45,13 +49,16 @@ export interface OrderSagaDemo {
   readonly producer: string;
   /** Two orders, ids unique per `runId`: one completes, one is declined and compensated. */
   events(runId: string): Array<{ eventType: string; eventId: string; payload: OrderPlaced }>;
-  /** One object per order reaching a final state; returns an unsubscribe function. */
+  /** One object per order reaching a final state (after its commit); returns an unsubscribe function. */
   onFinished(listener: (fields: Record<string, unknown>) => void): () => void;
-  /** Orders and stock, for the status page. */
-  snapshot(): Promise<Record<string, unknown>>;
+  /** Orders, saga instances and stock, for the status page. */
+  snapshot(postgres: () => Promise<Postgres>): Promise<Record<string, unknown>>;
 }
 
-function demoOf(store: SagaStore, limit: number): OrderSagaDemo {
+/** The status page shows the latest instances only. */
+const SNAPSHOT_ROWS = 20;
+
+function demoOf(tables: SagaTables, limit: number, listeners: Set<(order: OrderState) => void>): OrderSagaDemo {
   return {
     producer: Producers.shop,
     events(runId) {
@@ -62,32 +69,38 @@ function demoOf(store: SagaStore, limit: number): OrderSagaDemo {
       ];
     },
     onFinished(listener) {
-      return store.subscribe<OrderState | null>(ORDERS_TABLE, (_key, order) => {
-        if (!order || !FINAL_STATUSES.includes(order.status)) return;
+      const notify = (order: OrderState) =>
         listener({ workflow: ORDER_SAGA.workflow, instance: order.order_id, status: order.status, steps: order.completed, failure: order.failure?.code });
-      });
+      listeners.add(notify);
+      return () => listeners.delete(notify);
     },
-    async snapshot() {
-      return {
-        orders: (await store.rows<OrderState>(ORDERS_TABLE)).map(([, order]) => order),
-        stock: Object.fromEntries(await store.rows<number>(STOCK_TABLE)),
-      };
+    async snapshot(postgres) {
+      const { db } = await postgres();
+      const instances = await db.query<{ state: OrderState }>(`SELECT state FROM ${tables.instances} ORDER BY updated_at DESC LIMIT ${SNAPSHOT_ROWS}`);
+      const stock = await db.query<{ sku: string; qty: number }>(`SELECT sku, qty FROM ${tables.stock} ORDER BY sku`);
+      return { orders: instances.map((row) => row.state), stock: Object.fromEntries(stock.map((row) => [row.sku, row.qty])) };
     },
   };
 }
 
-export function createOrderSaga(options: OrderSagaOptions): OrderSaga {
-  const { store, now } = options;
+export function createOrderSaga(options: OrderSagaOptions = {}): OrderSaga {
+  const schema = options.schema ?? DEFAULT_SAGA_SCHEMA;
+  const tables = sagaTables(schema);
+  const { now } = options;
   const limit = options.chargeLimitCents ?? CHARGE_LIMIT_CENTS;
+  const listeners = new Set<(order: OrderState) => void>();
+  const onFinished = (order: OrderState) => {
+    for (const listener of listeners) listener(order);
+  };
   return {
-    store,
     consumers: {
-      orderIntake: orderIntake({ store, now }),
-      orchestrator: orchestratorResults({ store, now }),
-      inventory: inventory({ store, now }),
-      payment: payment({ store, now, chargeLimitCents: limit }),
-      shipping: shipping({ store, now }),
+      orderIntake: orderIntake({ tables, now }),
+      orchestrator: orchestratorResults({ tables, now, onFinished }),
+      inventory: inventory({ tables, now }),
+      payment: payment({ tables, now, chargeLimitCents: limit }),
+      shipping: shipping({ tables, now }),
     },
-    demo: demoOf(store, limit),
+    migrations: orderSagaMigrations(schema),
+    demo: demoOf(tables, limit, listeners),
   };
 }

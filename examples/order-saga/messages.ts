@@ -1,14 +1,22 @@
 /**
- * Building the example's envelopes (SPEC §9) and publishing an outbox. Ids are derived,
- * never random, so handling a message twice decides the same events under the same ids
- * and the publisher's dedupe window turns the second publish into a no-op.
+ * Building the example's envelopes (SPEC §9), which handlers put in the outbox. Ids are
+ * derived, never random, so a re-publication by the relay carries the same ids and the
+ * receiving inbox (or the publish dedupe window) turns it into a duplicate.
  */
-import type { Publisher } from '../../src/publish/publisher';
 import { encodeCommand, encodeResult, type CommandEnvelope } from '../../src/saga/envelopes';
-import type { Json, OutgoingEvent } from './store';
 import { ORDER_SAGA, ORDER_SAGA_DIGEST } from './definition';
 
 const text = new TextDecoder();
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A follow-up event decided inside a transaction (enqueued in the outbox with it). */
+export interface OutgoingEvent {
+  readonly eventType: string;
+  readonly eventId: string;
+  /** JSON text (an encoded saga envelope). */
+  readonly payload: string;
+}
 
 export type Action = 'execute' | 'compensate';
 
@@ -62,9 +70,4 @@ export function resultEvent(resultEventType: string, command: CommandEnvelope, o
     completed_at: now.toISOString(),
   });
   return { eventType: resultEventType, eventId: resultId, payload: text.decode(payload) };
-}
-
-/** Publishes what a transaction decided; a failure throws, the entry is retained and handled again. */
-export async function publishOutbox(publisher: Publisher, outbox: readonly OutgoingEvent[]): Promise<void> {
-  for (const event of outbox) await publisher.publish(event);
 }

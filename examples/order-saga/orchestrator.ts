@@ -1,20 +1,20 @@
 /**
  * The orchestrator's two consumers: order intake (`order.placed` from the shop, through
  * the publish API) starts an instance; the results consumer advances it. Each handling is
- * one local transaction (state + inbox + outbox), then the outbox is published signed as
- * the orchestrator. A result for an unknown instance is a deterministic failure: it is
- * dead-lettered rather than retried forever.
+ * ONE Postgres transaction — inbox row, order and instance state, and the next commands in
+ * the outbox — which the relay publishes, signed as the orchestrator, after commit. A result
+ * for an unknown instance is a deterministic failure: dead-lettered, not retried forever.
  */
 import { z } from 'zod';
-import { entryConsumer, resultConsumer, type ConsumerFactory } from '../../src/deployment/consumers';
+import { entryConsumer, resultConsumer, type ConsumerFactory, type HandlerContext } from '../../src/deployment/consumers';
+import type { SqlTx } from '../../src/postgres/sql';
 import { jsonPayload } from '../../src/processor';
 import { Rejection } from '../../src/verdict';
-import { Producers } from './definition';
-import { commandEvent, publishOutbox } from './messages';
-import { onResult, start, type OrderState } from './state-machine';
-import type { SagaStore } from './store';
+import { ORDER_SAGA, Producers } from './definition';
+import { commandEvent, type CommandSpec } from './messages';
+import type { SagaTables } from './schema';
+import { FINAL_STATUSES, onResult, start, type OrderState } from './state-machine';
 
-export const ORDERS_TABLE = 'orders';
 const INBOX = 'orchestrator';
 
 export const orderPlacedSchema = z.strictObject({
@@ -26,37 +26,60 @@ export const orderPlacedSchema = z.strictObject({
 export type OrderPlaced = z.infer<typeof orderPlacedSchema>;
 
 export interface OrchestratorOptions {
-  readonly store: SagaStore;
+  readonly tables: SagaTables;
   readonly now?: () => Date;
+  /** Called after the commit that brought an instance to a final state. */
+  readonly onFinished?: (order: OrderState) => void;
 }
 
-export function orderIntake({ store, now = () => new Date() }: OrchestratorOptions): ConsumerFactory {
+async function saveInstance(tx: SqlTx, tables: SagaTables, state: OrderState): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${tables.instances} (instance_id, workflow, status, state) VALUES ($1, $2, $3, $4::jsonb) ` +
+      `ON CONFLICT (instance_id) DO UPDATE SET status = excluded.status, state = excluded.state, updated_at = now()`,
+    [state.order_id, ORDER_SAGA.workflow, state.status, JSON.stringify(state)],
+  );
+}
+
+/** The transition's state and commands, written in `tx` (commands through the outbox). */
+async function apply(tx: SqlTx, context: HandlerContext, tables: SagaTables, state: OrderState, commands: readonly CommandSpec[], now: Date) {
+  const { outbox } = await context.postgres();
+  await saveInstance(tx, tables, state);
+  for (const spec of commands) {
+    await outbox.enqueue(tx, { producer: Producers.orchestrator, orderingKey: spec.instanceId, ...commandEvent(spec, now) });
+  }
+}
+
+export function orderIntake({ tables, now = () => new Date() }: OrchestratorOptions): ConsumerFactory {
   return entryConsumer<OrderPlaced>(async ({ eventId, payload }, context) => {
-    const { outbox, duplicate } = await store.transact(INBOX, eventId, (tx) => {
+    const { db, inbox } = await context.postgres();
+    return inbox.handle(db, { consumer: INBOX, eventId }, async (tx) => {
+      const placed = await tx.query(
+        `INSERT INTO ${tables.orders} (order_id, sku, qty, amount_cents) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`,
+        [payload.order_id, payload.sku, payload.qty, payload.amount_cents],
+      );
       // The same order placed again under another event id is already under way.
-      if (tx.get<OrderState>(ORDERS_TABLE, payload.order_id)) return [];
+      if (placed.length === 0) return;
       const { state, commands } = start(payload);
-      tx.put(ORDERS_TABLE, state.order_id, state);
-      return commands.map((spec) => commandEvent(spec, now()));
+      await apply(tx, context, tables, state, commands, now());
     });
-    await publishOutbox(context.publisherFor(Producers.orchestrator), outbox);
-    return duplicate ? 'duplicate' : 'committed';
   }, jsonPayload(orderPlacedSchema));
 }
 
-export function orchestratorResults({ store, now = () => new Date() }: OrchestratorOptions): ConsumerFactory {
+export function orchestratorResults({ tables, now = () => new Date(), onFinished }: OrchestratorOptions): ConsumerFactory {
   return resultConsumer(
     async ({ envelope }, context) => {
-      const { outbox, duplicate } = await store.transact(INBOX, envelope.result_id, (tx) => {
-        const order = tx.get<OrderState>(ORDERS_TABLE, envelope.instance_id);
-        if (!order) throw new Rejection('unknown_instance', `no order ${envelope.instance_id}`);
-        const transition = onResult(order, envelope);
-        if (!transition) return [];
-        tx.put(ORDERS_TABLE, order.order_id, transition.state);
-        return transition.commands.map((spec) => commandEvent(spec, now()));
+      const { db, inbox } = await context.postgres();
+      let finished: OrderState | undefined;
+      const outcome = await inbox.handle(db, { consumer: INBOX, eventId: envelope.result_id }, async (tx) => {
+        const [row] = await tx.query<{ state: OrderState }>(`SELECT state FROM ${tables.instances} WHERE instance_id = $1 FOR UPDATE`, [envelope.instance_id]);
+        if (!row) throw new Rejection('unknown_instance', `no order ${envelope.instance_id}`);
+        const transition = onResult(row.state, envelope);
+        if (!transition) return; // late, repeated or stale
+        await apply(tx, context, tables, transition.state, transition.commands, now());
+        if (FINAL_STATUSES.includes(transition.state.status)) finished = transition.state;
       });
-      await publishOutbox(context.publisherFor(Producers.orchestrator), outbox);
-      return duplicate ? 'duplicate' : 'committed';
+      if (outcome === undefined && finished) onFinished?.(finished);
+      return outcome;
     },
     { allowedProducers: { reserve: [Producers.inventory], charge: [Producers.payment], ship: [Producers.shipping] } },
   );

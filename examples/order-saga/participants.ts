@@ -1,26 +1,20 @@
 /**
  * The three participants. Each is bound to one step of this exact definition (workflow,
  * version, digest): a command for anything else is dead-lettered before it gets here.
- * Each handling is one local transaction that also records the result to report; the
- * result is published after commit, signed with the participant's own keyring key.
+ * Each handling is one Postgres transaction: the inbox row, the step's own tables, and the
+ * result in the outbox, which the relay publishes signed with the participant's keyring key.
  */
 import { z } from 'zod';
 import { commandConsumer, type ConsumerFactory } from '../../src/deployment/consumers';
-import type { HandlerContext } from '../../src/deployment/consumers';
-import type { SagaDelivery } from '../../src/saga/delivery';
+import type { SqlTx } from '../../src/postgres/sql';
 import type { CommandEnvelope } from '../../src/saga/envelopes';
 import { Rejection } from '../../src/verdict';
 import { CHARGE_LIMIT_CENTS, EventTypes, ORDER_SAGA, ORDER_SAGA_DIGEST, Producers } from './definition';
-import { publishOutbox, resultEvent, type StepOutcome } from './messages';
-import type { Json, SagaStore, StoreTx } from './store';
-
-export const STOCK_TABLE = 'stock';
-const RESERVATIONS = 'reservations';
-const CHARGES = 'charges';
-const SHIPMENTS = 'shipments';
+import { resultEvent, type Json, type StepOutcome } from './messages';
+import type { SagaTables } from './schema';
 
 export interface ParticipantOptions {
-  readonly store: SagaStore;
+  readonly tables: SagaTables;
   readonly now?: () => Date;
   /** Charges above this are declined (default CHARGE_LIMIT_CENTS). */
   readonly chargeLimitCents?: number;
@@ -35,23 +29,17 @@ function inputOf<T>(schema: z.ZodType<T>, command: CommandEnvelope): T {
   return parsed.data;
 }
 
-type StepLogic = (command: CommandEnvelope, tx: StoreTx) => StepOutcome;
+type StepLogic = (command: CommandEnvelope, tx: SqlTx, tables: SagaTables) => Promise<StepOutcome>;
 
 /** One participant: its step, its producer identity and result event type, and its local logic. */
-function participant(
-  step: string,
-  producer: string,
-  resultType: string,
-  logic: StepLogic,
-  { store, now = () => new Date() }: ParticipantOptions,
-): ConsumerFactory {
+function participant(step: string, producer: string, resultType: string, logic: StepLogic, { tables, now = () => new Date() }: ParticipantOptions): ConsumerFactory {
   const route = { workflow: ORDER_SAGA.workflow, definitionVersion: ORDER_SAGA.version, definitionDigest: ORDER_SAGA_DIGEST, step };
-  return commandConsumer(route, async ({ envelope }: SagaDelivery<CommandEnvelope>, context: HandlerContext) => {
-    const { outbox, duplicate } = await store.transact(producer, envelope.command_id, (tx) => [
-      resultEvent(resultType, envelope, logic(envelope, tx), now()),
-    ]);
-    await publishOutbox(context.publisherFor(producer), outbox);
-    return duplicate ? 'duplicate' : 'committed';
+  return commandConsumer(route, async ({ envelope }, context) => {
+    const { db, inbox, outbox } = await context.postgres();
+    return inbox.handle(db, { consumer: producer, eventId: envelope.command_id }, async (tx) => {
+      const outcome = await logic(envelope, tx, tables);
+      await outbox.enqueue(tx, { producer, orderingKey: envelope.instance_id, ...resultEvent(resultType, envelope, outcome, now()) });
+    });
   });
 }
 
@@ -60,18 +48,19 @@ const failed = (code: string, message: string): StepOutcome => ({ outcome: 'fail
 
 /** Reserve takes stock; its compensation gives back exactly what this order reserved. */
 export function inventory(options: ParticipantOptions): ConsumerFactory {
-  return participant('reserve', Producers.inventory, EventTypes.inventoryResult, (command, tx) => {
+  return participant('reserve', Producers.inventory, EventTypes.inventoryResult, async (command, tx, t) => {
     const { order_id, sku, qty } = inputOf(itemInput, command);
     if (command.action === 'compensate') {
-      const held = tx.get<{ sku: string; qty: number }>(RESERVATIONS, order_id);
-      if (held) tx.put(STOCK_TABLE, held.sku, (tx.get<number>(STOCK_TABLE, held.sku) ?? 0) + held.qty);
-      tx.put(RESERVATIONS, order_id, null);
+      const [held] = await tx.query<{ sku: string; qty: number }>(`DELETE FROM ${t.reservations} WHERE order_id = $1 RETURNING sku, qty`, [order_id]);
+      if (held) await tx.query(`UPDATE ${t.stock} SET qty = qty + $2 WHERE sku = $1`, [held.sku, held.qty]);
       return succeeded({ released: held?.qty ?? 0 });
     }
-    const available = tx.get<number>(STOCK_TABLE, sku) ?? 0;
-    if (available < qty) return failed('out_of_stock', `${available} of ${sku} in stock, ${qty} asked`);
-    tx.put(STOCK_TABLE, sku, available - qty);
-    tx.put(RESERVATIONS, order_id, { sku, qty });
+    const taken = await tx.query(`UPDATE ${t.stock} SET qty = qty - $2 WHERE sku = $1 AND qty >= $2 RETURNING qty`, [sku, qty]);
+    if (taken.length === 0) {
+      const [row] = await tx.query<{ qty: number }>(`SELECT qty FROM ${t.stock} WHERE sku = $1`, [sku]);
+      return failed('out_of_stock', `${row?.qty ?? 0} of ${sku} in stock, ${qty} asked`);
+    }
+    await tx.query(`INSERT INTO ${t.reservations} (order_id, sku, qty) VALUES ($1, $2, $3)`, [order_id, sku, qty]);
     return succeeded({ reserved: qty });
   }, options);
 }
@@ -79,25 +68,25 @@ export function inventory(options: ParticipantOptions): ConsumerFactory {
 /** Charge declines amounts above the limit (deterministic, so the example always compensates it). */
 export function payment(options: ParticipantOptions): ConsumerFactory {
   const limit = options.chargeLimitCents ?? CHARGE_LIMIT_CENTS;
-  return participant('charge', Producers.payment, EventTypes.paymentResult, (command, tx) => {
+  return participant('charge', Producers.payment, EventTypes.paymentResult, async (command, tx, t) => {
     const { order_id, amount_cents } = inputOf(chargeInput, command);
     if (command.action === 'compensate') {
-      tx.put(CHARGES, order_id, { amount_cents: 0, refunded: tx.get<{ amount_cents: number }>(CHARGES, order_id)?.amount_cents ?? 0 });
+      await tx.query(`UPDATE ${t.charges} SET refunded_cents = amount_cents, amount_cents = 0 WHERE order_id = $1`, [order_id]);
       return succeeded({ refunded: true });
     }
     if (amount_cents > limit) return failed('charge_declined', `amount ${amount_cents} exceeds the limit of ${limit} cents`);
-    tx.put(CHARGES, order_id, { amount_cents });
+    await tx.query(`INSERT INTO ${t.charges} (order_id, amount_cents) VALUES ($1, $2)`, [order_id, amount_cents]);
     return succeeded({ charge_id: `ch-${order_id}` });
   }, options);
 }
 
 /** Ship is the last step: it is never compensated (nothing after it can fail). */
 export function shipping(options: ParticipantOptions): ConsumerFactory {
-  return participant('ship', Producers.shipping, EventTypes.shippingResult, (command, tx) => {
+  return participant('ship', Producers.shipping, EventTypes.shippingResult, async (command, tx, t) => {
     const { order_id, sku, qty } = inputOf(itemInput, command);
     if (command.action === 'compensate') throw new Rejection('no_compensation', 'shipping has no compensation');
     const tracking = `trk-${order_id}`;
-    tx.put(SHIPMENTS, order_id, { sku, qty, tracking });
+    await tx.query(`INSERT INTO ${t.shipments} (order_id, sku, qty, tracking) VALUES ($1, $2, $3, $4)`, [order_id, sku, qty, tracking]);
     return succeeded({ tracking });
   }, options);
 }

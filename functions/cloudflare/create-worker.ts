@@ -15,6 +15,7 @@ import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { jobsForCron } from '../../src/deployment/jobs';
 import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
+import type { SqlDatabase } from '../../src/postgres/sql';
 import { describeError } from '../../src/http/log';
 import { problemResponse } from '../../src/http/problems';
 import { consumersToWake, parseWakeUpMessage, type WakeUpMessage } from '../../src/deployment/wake-up';
@@ -27,6 +28,12 @@ export interface WorkerOptions {
   /** Where JSON log lines go (default: console.log, i.e. Workers Logs). */
   readonly log?: (line: string) => void;
   readonly now?: () => number;
+  /**
+   * Opens the deployment's Postgres for this env (e.g. node-postgres through a Hyperdrive
+   * binding, with `nodejs_compat`). None by default: handlers and the relay job then fail
+   * with DB_NOT_CONFIGURED.
+   */
+  readonly database?: (env: WorkerEnv) => Promise<SqlDatabase>;
 }
 
 interface WorkerState {
@@ -54,7 +61,8 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
     } catch (error) {
       logLine('warn', 'wake-ups disabled', { error: describeError(error) });
     }
-    const runtime = createRuntime(config, { port: connectRest(config, secrets), env: secrets, now: options.now, wakeUp, log });
+    const database = options.database ? () => options.database!(env) : undefined;
+    const runtime = createRuntime(config, { port: connectRest(config, secrets), env: secrets, now: options.now, wakeUp, log, database });
     let app: Hono | undefined;
     const state: WorkerState = {
       runtime,

@@ -3,7 +3,7 @@
  * consumer cannot starve the others of the invocation's time — and writes one JSON line
  * per job: the run report (SPEC §8), or the failure's name, code and message.
  */
-import { runPollJob, runTrimJob, type Job } from '../../src/deployment/jobs';
+import { runPollJob, runRelayJob, runTrimJob, type Job } from '../../src/deployment/jobs';
 import { runLogLine } from '../../src/deployment/log';
 import type { DeploymentRuntime } from '../../src/deployment/runtime';
 import { describeError } from '../../src/http/log';
@@ -23,7 +23,12 @@ export interface RunJobsOptions {
 async function runOne(runtime: DeploymentRuntime, job: Job, options: RunJobsOptions): Promise<JobOutcome> {
   const deployment = runtime.config.name;
   try {
-    const report = job.kind === 'trim' ? await runTrimJob(runtime) : await runPollJob(runtime, job.consumer, { deadline: options.deadline });
+    const report =
+      job.kind === 'trim'
+        ? await runTrimJob(runtime)
+        : job.kind === 'relay'
+          ? await runRelayJob(runtime, { deadline: options.deadline })
+          : await runPollJob(runtime, job.consumer, { deadline: options.deadline });
     options.log(runLogLine(report, { deployment, now: options.now }));
     return { job, ok: true };
   } catch (error) {
@@ -48,6 +53,6 @@ export function runJobs(runtime: DeploymentRuntime, jobs: readonly Job[], option
 
 /** Marks the invocation failed (visible in the platform's metrics) after every job has run and logged. */
 export function throwIfAnyFailed(outcomes: readonly JobOutcome[]): void {
-  const failed = outcomes.filter((o) => !o.ok).map((o) => (o.job.kind === 'poll' ? `poll ${o.job.consumer}` : 'trim'));
+  const failed = outcomes.filter((o) => !o.ok).map((o) => (o.job.kind === 'poll' ? `poll ${o.job.consumer}` : o.job.kind));
   if (failed.length > 0) throw new Error(`${failed.length} of ${outcomes.length} jobs failed: ${failed.join(', ')}`);
 }

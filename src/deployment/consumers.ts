@@ -5,6 +5,8 @@
  */
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth } from '../auth/modes';
+import { PostgresError } from '../postgres/errors';
+import type { Postgres } from './postgres';
 import { ConfigError } from '../errors';
 import { createSignedProcessor, type SignedDelivery } from '../auth/signed-processor';
 import type { ConsumerConfig } from '../config';
@@ -30,11 +32,15 @@ export interface PollerDeps {
   readonly publisherFor: (producer: string) => Publisher;
   /** The identities this consumer may publish as; any other is refused. */
   readonly publishesAs: readonly string[];
+  /** The deployment's database with its inbox and outbox (config `postgres`). */
+  readonly postgres?: () => Promise<Postgres>;
 }
 
 /** What a handler gets besides the delivery: publishers to emit follow-up events with. */
 export interface HandlerContext {
   publisherFor(producer: string): Publisher;
+  /** The deployment's database, inbox and outbox; rejects with DB_NOT_CONFIGURED without one. */
+  postgres(): Promise<Postgres>;
 }
 
 type WithContext<D> = (delivery: D, context: HandlerContext) => Promise<HandlerOutcome> | HandlerOutcome;
@@ -52,6 +58,7 @@ function bind<D>(handler: WithContext<D>, deps: PollerDeps): (delivery: D) => Pr
       }
       return deps.publisherFor(producer);
     },
+    postgres: () => (deps.postgres ? deps.postgres() : Promise.reject(new PostgresError('DB_NOT_CONFIGURED', 'this consumer was built without a database'))),
   };
   return (delivery) => handler(delivery, context);
 }

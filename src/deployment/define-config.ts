@@ -44,6 +44,10 @@ export interface DeploymentSecrets {
   consumer(name: string): readonly string[];
   /** Token variables and signing keys of the publish API. */
   readonly publishApi: readonly string[];
+  /** The Postgres connection string's variable (handlers and the relay), or []. */
+  readonly database: readonly string[];
+  /** What the relay job reads: the database and the signing keys of every `publishesAs` producer. */
+  readonly relay: readonly string[];
 }
 
 /** The key producer P signs with on a stream, or undefined (exclusive stream of P), or 'none'. */
@@ -134,7 +138,22 @@ function crossChecks(data: DeploymentData, consumers: Map<string, ConsumerPlan>)
       }
     }
   }
+  problems.push(...postgresChecks(data, consumers));
   return problems;
+}
+
+/** An inbox row must outlive every way its event can arrive again (SPEC §7 retention). */
+function postgresChecks(data: DeploymentData, consumers: Map<string, ConsumerPlan>): ConfigProblem[] {
+  const postgres = data.postgres;
+  if (!postgres) return [];
+  const floors: Array<[number, string]> = [
+    [data.trim?.dltRetentionSeconds ?? 0, 'trim.dltRetentionSeconds (a redriven entry must still find its inbox row)'],
+    [data.publishApi?.dedupeWindowSeconds ?? 0, 'publishApi.dedupeWindowSeconds'],
+    ...[...consumers.values()].map((plan): [number, string] => [Math.ceil(plan.config.minIdleMs / 1000), `consumers.${plan.name}.settings.minIdleMs`]),
+  ];
+  return floors
+    .filter(([floor]) => postgres.inboxRetentionSeconds < floor)
+    .map(([, what]) => ({ path: 'postgres.inboxRetentionSeconds', message: `must not be shorter than ${what}` }));
 }
 
 function secretsOf(data: DeploymentData, consumers: Map<string, ConsumerPlan>): DeploymentSecrets {
@@ -144,9 +163,13 @@ function secretsOf(data: DeploymentData, consumers: Map<string, ConsumerPlan>): 
   const publishApi = unique(
     Object.entries(data.publishApi?.producers ?? {}).flatMap(([producer, spec]) => [spec.tokenEnv, ...signingEnvs(producer)]),
   );
+  const database = Object.freeze(data.postgres ? [data.postgres.urlEnv] : []);
+  const publishing = [...new Set([...consumers.values()].flatMap((plan) => plan.publishesAs))];
   return Object.freeze({
     redis: Object.freeze(redis),
     publishApi,
+    database,
+    relay: unique([...database, ...publishing.flatMap(signingEnvs)]),
     consumer(name: string) {
       const plan = consumers.get(name);
       if (!plan) return [];

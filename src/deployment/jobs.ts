@@ -11,8 +11,10 @@ import { runRetention, type RetentionReport } from '../retention/run';
 import { toCloudflareCron } from './cron';
 import type { DeploymentConfig } from './define-config';
 import type { DeploymentRuntime } from './runtime';
+import { relayOutbox, type RelayReport } from '../postgres/relay';
+import { pruneTables, type PruneReport } from '../postgres/retention';
 
-export type Job = { readonly kind: 'poll'; readonly consumer: string } | { readonly kind: 'trim' };
+export type Job = { readonly kind: 'poll'; readonly consumer: string } | { readonly kind: 'trim' } | { readonly kind: 'relay' };
 
 export interface PollJobOptions {
   /** Epoch ms by which the run must have settled (platform limit minus a reserve). */
@@ -35,6 +37,35 @@ export interface PollJobReport {
 export interface TrimJobReport {
   readonly job: 'trim';
   readonly streams: ReadonlyArray<{ readonly name: string; readonly retention: RetentionReport }>;
+}
+
+export interface RelayJobReport {
+  readonly job: 'relay';
+  readonly relay: RelayReport;
+  readonly pruned: PruneReport;
+}
+
+/** Relay time per run when the caller sets no deadline (a cron tick, a wake-up after commit). */
+export const RELAY_BUDGET_MS = 10_000;
+
+/**
+ * The outbox relay (publishes committed rows through the runtime's signing publishers, as
+ * each row's producer) and then the inbox/sent-outbox retention, bounded per run.
+ */
+export async function runRelayJob(runtime: DeploymentRuntime, options: { deadline?: number } = {}): Promise<RelayJobReport> {
+  const settings = runtime.config.data.postgres;
+  const { db, tables } = await runtime.postgres();
+  const canSign = (producer: string) => runtime.config.routesFor(producer).length > 0;
+  const relay = await relayOutbox(db, tables, (producer) => (canSign(producer) ? runtime.publisherFor(producer) : undefined), {
+    batch: settings?.relay?.batch,
+    deadline: options.deadline ?? runtime.now() + RELAY_BUDGET_MS,
+    now: runtime.now,
+  });
+  const pruned = await pruneTables(db, tables, {
+    inboxRetentionSeconds: settings!.inboxRetentionSeconds,
+    sentRetentionSeconds: settings!.sentRetentionSeconds,
+  });
+  return { job: 'relay', relay, pruned };
 }
 
 /** Groups are ensured once per process: creation is idempotent, but each call is a round trip. */
@@ -87,6 +118,7 @@ export function jobsForCron(config: DeploymentConfig, cron: string): Job[] {
     .filter((plan) => plan.schedule !== undefined && toCloudflareCron(plan.schedule) === cron)
     .map((plan) => ({ kind: 'poll', consumer: plan.name }));
   if (config.data.trim && toCloudflareCron(config.data.trim.schedule) === cron) jobs.push({ kind: 'trim' });
+  if (config.data.postgres?.relay && toCloudflareCron(config.data.postgres.relay.schedule) === cron) jobs.push({ kind: 'relay' });
   return jobs;
 }
 

@@ -2,11 +2,11 @@
  * One structured JSON line per run (SPEC §8), low-cardinality; optionally in CloudWatch
  * Embedded Metric Format so alarms can be built from the log without a metrics client.
  */
-import type { PollJobReport, TrimJobReport } from './jobs';
+import type { PollJobReport, RelayJobReport, TrimJobReport } from './jobs';
 
 export const METRIC_NAMESPACE = 'SagaStreams';
 
-export type JobReport = PollJobReport | TrimJobReport;
+export type JobReport = PollJobReport | TrimJobReport | RelayJobReport;
 
 export interface LogOptions {
   readonly deployment: string;
@@ -32,6 +32,11 @@ const POLL_METRICS = [
 
 export function runLogLine(result: JobReport, options: LogOptions): string {
   const timestamp = (options.now ?? Date.now)();
+  if (result.job === 'relay') {
+    const { relay, pruned } = result;
+    const level = relay.refused > 0 ? 'error' : 'info';
+    return JSON.stringify({ level, msg: 'relay run', deployment: options.deployment, job: 'relay', timestamp, ...relay, ...pruned });
+  }
   if (result.job === 'trim') {
     const removed = result.streams.reduce((sum, s) => sum + s.retention.stream.removed, 0);
     const deadLettersRemoved = result.streams.reduce((sum, s) => sum + s.retention.deadLetters.removed, 0);

@@ -14,6 +14,7 @@ import { createPublisher, type Publisher, type PublishResult } from '../publish/
 import type { RedisPort } from '../redis/port';
 import { parseRetentionConfig, type RetentionConfig } from '../retention/config';
 import type { DeploymentConfig } from './define-config';
+import { postgresOf, type Postgres, type PostgresContext } from './postgres';
 import type { StreamAuthRef } from './schema';
 import { parseSecretKey, readSecrets, type SecretEnv } from './secrets';
 
@@ -34,6 +35,8 @@ export interface RuntimeOptions {
   readonly wakeUp?: (streams: readonly string[]) => Promise<void>;
   /** Where a failed wake-up is reported (one JSON line); it never fails the publish. */
   readonly log?: (line: string) => void;
+  /** Opens the deployment's Postgres (config `postgres`), once, on first use. */
+  readonly database?: PostgresContext['open'];
 }
 
 /** Wraps a publisher so a confirmed append is followed by a wake-up of its streams. */
@@ -79,6 +82,8 @@ export interface DeploymentRuntime {
   publisherFor(producer: string): Publisher;
   /** Retention settings for every stream some consumer reads, or [] without a `trim` section. */
   retention(): RetentionConfig[];
+  /** The database with the inbox and outbox; DB_NOT_CONFIGURED when the entry point gave none. */
+  postgres(): Promise<Postgres>;
 }
 
 function consumerAuth(ref: StreamAuthRef, secrets: Map<string, string>): StreamAuth {
@@ -146,10 +151,13 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
       now: options.now,
       publisherFor,
       publishesAs: plan.publishesAs,
+      postgres,
     });
     pollers.set(cacheKey, built);
     return built;
   };
+
+  const postgres = postgresOf(config, options.database);
 
   const retention = (): RetentionConfig[] => {
     const trim = config.data.trim;
@@ -171,5 +179,5 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
     );
   };
 
-  return { config, port, now: options.now ?? Date.now, hmac, poller, publisherFor, retention };
+  return { config, port, now: options.now ?? Date.now, hmac, poller, publisherFor, retention, postgres };
 }

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { consumerConfigSchema, keyName } from '../config';
+import { DEFAULT_RELAY_BATCH, MAX_RELAY_BATCH } from '../postgres/relay';
+import { tablesSchema } from '../postgres/tables';
 import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';
 import { retentionConfigSchema } from '../retention/config';
@@ -106,6 +108,22 @@ export const deploymentSchema = z.strictObject({
       reaperIdleMs: z.int().positive().default(24 * 3600 * 1000),
       /** Most entries one safe-trim call removes from a long stream (see RetentionConfig.trimLimit). */
       trimLimit: retentionConfigSchema.shape.trimLimit,
+    })
+    .optional(),
+  /**
+   * The Postgres inbox/outbox (saga-streams/postgres): the connection string's variable, the
+   * table names, the relay job (publishes the outbox; also prunes old inbox and sent rows).
+   */
+  postgres: z
+    .strictObject({
+      urlEnv: envName.default('DATABASE_URL'),
+      tables: tablesSchema.default({ schema: 'public', inbox: 'saga_inbox', outbox: 'saga_outbox', migrations: 'saga_migrations' }),
+      relay: z
+        .strictObject({ schedule: cron, batch: z.int().min(1).max(MAX_RELAY_BATCH).default(DEFAULT_RELAY_BATCH) })
+        .optional(),
+      /** Inbox rows must outlive every redelivery: ≥ trim.dltRetentionSeconds and the dedupe window. */
+      inboxRetentionSeconds: z.int().positive().default(30 * 24 * 3600),
+      sentRetentionSeconds: z.int().positive().default(7 * 24 * 3600),
     })
     .optional(),
   /**

@@ -2,21 +2,24 @@
  * The local stack as a user starts it (`saga-streams dev`, REDIS_URL unset): it starts a
  * private redis-server, serves the API, runs the example saga to one completed and one
  * compensated order (visible in its JSON report lines), and SIGINT stops everything it
- * started — the private Redis port is closed afterwards and the process exits 0. Without
+ * started — the private Redis port is closed afterwards and the process exits 0; restarted on
+ * the same folder, its PGlite database still holds both orders. Without
  * redis-server on PATH it fails with the command that installs it.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
+import { LOCAL_PGLITE_DIR } from '../../local/local-database';
 import { REDIS_SERVER_INSTALL_HINT } from '../../local/redis-server';
+import { pgliteTemplate } from '../postgres/support/databases';
 import { REPO_ROOT } from '../cli/fixture';
 
 const BIN = join(REPO_ROOT, 'bin', 'saga-streams.mjs');
-const STARTUP_MS = 15_000;
+const STARTUP_MS = 45_000;
 
 type Line = Record<string, unknown>;
 
@@ -73,8 +76,11 @@ describe('saga-streams dev (npm start)', () => {
   });
 
   it('serves the API, runs the example saga to a completed and a compensated order, and stops everything on SIGINT', async () => {
-    const { REDIS_URL: _ignored, ...env } = process.env;
-    child = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: REPO_ROOT, env });
+    const { REDIS_URL: _ignored, DATABASE_URL: _noDatabase, ...env } = process.env;
+    // A working folder of its own, its PGlite folder pre-made (initdb in WASM is slow).
+    const cwd = mkdtempSync(join(tmpdir(), 'saga-streams-dev-'));
+    cpSync(await pgliteTemplate(), join(cwd, LOCAL_PGLITE_DIR), { recursive: true });
+    child = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--config', join(REPO_ROOT, 'saga.config.ts')], { cwd, env });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const out = jsonLines(child);
@@ -121,7 +127,19 @@ describe('saga-streams dev (npm start)', () => {
     expect(out.lines.at(-1)).toMatchObject({ msg: 'local stack stopped' });
     expect(await portOpen(redisPort)).toBe(false);
     expect(await portOpen(Number(new URL(api).port))).toBe(false);
-  });
+
+    // State survives a restart: the orders are in PGlite on disk, not in the process.
+    child = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--no-demo', '--config', join(REPO_ROOT, 'saga.config.ts')], { cwd, env });
+    const again = jsonLines(child);
+    const restarted = await again.waitFor((l) => l.msg === 'local stack started', 'restart line');
+    const demo = ((await (await fetch(`${String(restarted.api)}/status.json`)).json()) as { demo: { orders: Array<{ order_id: string; status: string }> } }).demo;
+    expect(demo.orders.map((o) => [o.order_id, o.status]).sort()).toEqual([
+      [String(compensated.instance), 'compensated'],
+      [String(completed.instance), 'completed'],
+    ]);
+    child.kill('SIGINT');
+    expect(await exited(child)).toBe(0);
+  }, 180_000);
 
   it('without REDIS_URL and without redis-server, exits 1 naming the install command', async () => {
     const bin = mkdtempSync(join(tmpdir(), 'saga-streams-path-'));

@@ -7,6 +7,7 @@ import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { createRuntime, type DeploymentRuntime } from '../../../src/deployment/runtime';
 import { nodeHmac } from '../../../src/node/crypto';
 import type { SecretEnv } from '../../../src/deployment/secrets';
+import { connectPg } from '../../../src/postgres/pg';
 import type { ResolvedDeps } from './deps';
 import { secretNamesOf, type FunctionRole } from './roles';
 import { resolveSecretEnv } from './secret-env';
@@ -37,7 +38,9 @@ export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, ro
     // Every publisher of the container wakes the next step: the publish API's and the
     // handlers' follow-up events alike (the stack gives publishing functions the queue URL).
     const wakeUp = role === 'trim' ? undefined : sqsWakeUpFor(role, config, env, deps);
-    return { runtime: createRuntime(config, { port, env, hmac: nodeHmac, now: deps.now, wakeUp, log: deps.log }), env };
+    const url = config.data.postgres ? env[config.data.postgres.urlEnv] : undefined;
+    const database = url ? async () => connectPg({ connectionString: url, max: 2 }) : undefined;
+    return { runtime: createRuntime(config, { port, env, hmac: nodeHmac, now: deps.now, wakeUp, log: deps.log, database }), env };
   });
 }
 

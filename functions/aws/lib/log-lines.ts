@@ -7,7 +7,7 @@ import { errorCode } from '../../../src/errors';
 
 export interface LineContext {
   readonly deployment: string;
-  readonly job: 'poll' | 'trim' | 'publish' | 'backlog';
+  readonly job: 'poll' | 'trim' | 'publish' | 'backlog' | 'relay';
   readonly consumer?: string;
   readonly now: () => number;
 }

@@ -28,5 +28,7 @@ export function secretNamesOf(config: DeploymentConfig, role: FunctionRole): str
     role === 'publish'
       ? config.secrets.publishApi
       : consumersOf(config, role).flatMap((plan) => config.secrets.consumer(plan.name));
-  return [...new Set([...redisSecretNames(config), ...own])].sort();
+  // Handlers reach the database; the scheduled poll function also runs the outbox relay.
+  const postgres = role === 'poll' && config.data.postgres?.relay ? config.secrets.relay : role === 'publish' || role === 'trim' ? [] : config.secrets.database;
+  return [...new Set([...redisSecretNames(config), ...own, ...postgres])].sort();
 }

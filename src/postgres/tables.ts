@@ -1,0 +1,47 @@
+/**
+ * Where the inbox, outbox and migrations tables live: a schema and three table names, each
+ * a plain lowercase SQL identifier (validated, then always double-quoted), so the names can
+ * be configured without any text from config ever reaching SQL unchecked.
+ */
+import { z } from 'zod';
+import { problemsOf } from '../config';
+import { ConfigError } from '../errors';
+
+const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase SQL identifier: a-z, 0-9, _ (not first), ≤ 63 chars');
+
+export const tablesSchema = z.strictObject({
+  schema: identifier.default('public'),
+  inbox: identifier.default('saga_inbox'),
+  outbox: identifier.default('saga_outbox'),
+  migrations: identifier.default('saga_migrations'),
+});
+
+export type TablesInput = z.input<typeof tablesSchema>;
+export type TableNames = z.output<typeof tablesSchema>;
+
+/** Quoted, schema-qualified names, ready to splice into SQL text. */
+export interface Tables {
+  readonly names: TableNames;
+  readonly schema: string;
+  readonly inbox: string;
+  readonly outbox: string;
+  readonly migrations: string;
+  /** A quoted name for an index or constraint of `table`, e.g. `"saga_outbox_unsent"`. */
+  objectName(table: keyof Omit<TableNames, 'schema'>, suffix: string): string;
+}
+
+export function parseTables(input: TablesInput = {}): Tables {
+  const parsed = tablesSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigError('postgres tables', problemsOf(parsed.error));
+  const names = parsed.data;
+  const quoted = (name: string) => `"${names.schema}"."${name}"`;
+  return Object.freeze({
+    names,
+    schema: `"${names.schema}"`,
+    inbox: quoted(names.inbox),
+    outbox: quoted(names.outbox),
+    migrations: quoted(names.migrations),
+    // Index names are per schema; ≤ 63 bytes or Postgres truncates them silently.
+    objectName: (table: keyof Omit<TableNames, 'schema'>, suffix: string) => `"${`${names[table]}_${suffix}`.slice(0, 63)}"`,
+  });
+}

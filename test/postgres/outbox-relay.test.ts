@@ -1,0 +1,180 @@
+/**
+ * The outbox and its relay on both databases, publishing through the signed publisher to
+ * the private Redis: committed rows go out signed and are marked sent once; a rolled-back
+ * enqueue never goes out; one ordering key's rows go out in id order and a refused row
+ * holds back its key (only); a relay that dies between publish and mark re-publishes under
+ * the same ids and the consumer's inbox applies each effect once; retention deletes old
+ * inbox rows and old sent rows only.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createPoller } from '../../src/poller';
+import { rawPayload } from '../../src/processor';
+import { createPublisher, type Publisher } from '../../src/publish/publisher';
+import { connectIoredis } from '../../src/redis/ioredis-port';
+import type { RedisPort } from '../../src/redis/port';
+import { createInbox } from '../../src/postgres/inbox';
+import { createOutbox, type OutboxEvent } from '../../src/postgres/outbox';
+import { relayOutbox } from '../../src/postgres/relay';
+import { pruneTables } from '../../src/postgres/retention';
+import type { SqlDatabase } from '../../src/postgres/sql';
+import type { Tables } from '../../src/postgres/tables';
+import { fastConfig } from '../support/poller';
+import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
+import { databaseKinds, freshTables } from './support/databases';
+
+const KEY = 'outbox-relay-test-key-0123456789';
+const text = new TextDecoder();
+
+describe.each(databaseKinds)('outbox relay on $name', (kind) => {
+  let db: SqlDatabase;
+  let tables: Tables;
+  let drop: () => Promise<void>;
+  let port: RedisPort;
+  let admin: Redis;
+  let stream: string;
+  beforeAll(async () => {
+    db = await kind.open();
+    ({ tables, drop } = await freshTables(db));
+    port = connectIoredis(inject('redisUrl'));
+    admin = adminClient();
+  }, 120_000);
+  afterAll(async () => {
+    await drop?.();
+    await db?.close();
+    await port?.close();
+    admin?.disconnect();
+  });
+  beforeEach(async () => {
+    stream = `${uniquePrefix()}:out`;
+    await db.query(`TRUNCATE ${tables.outbox}, ${tables.inbox}`);
+  });
+
+  const publisher = (dedupeWindowSeconds = 600) =>
+    createPublisher({ port, routes: { 'evt.made': stream }, auth: { mode: 'hmac', keyId: 'k1', key: KEY }, dedupeWindowSeconds });
+  const event = (eventId: string, orderingKey?: string, extra: Partial<OutboxEvent> = {}): OutboxEvent => ({
+    producer: 'maker',
+    eventType: 'evt.made',
+    eventId,
+    payload: JSON.stringify({ eventId }),
+    orderingKey,
+    ...extra,
+  });
+  const enqueueAll = (events: OutboxEvent[]) =>
+    db.transaction(async (tx) => {
+      for (const e of events) await createOutbox(tables).enqueue(tx, e);
+    });
+  const streamIds = async () => (await admin.xrange(stream, '-', '+')).map(([, fields]) => fields[fields.indexOf('event_id') + 1]);
+  const unsent = async () => (await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.outbox} WHERE sent_at IS NULL ORDER BY id`)).map((r) => r.event_id);
+
+  it('publishes committed rows signed, in id order, marks them sent, and never twice', async () => {
+    const outbox = createOutbox(tables);
+    await db.transaction(async (tx) => {
+      expect(await outbox.enqueue(tx, event('a1', 'A'))).toBe('enqueued');
+      expect(await outbox.enqueue(tx, event('a1', 'A'))).toBe('duplicate');
+      await outbox.enqueue(tx, event('b1', 'B', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }));
+      await outbox.enqueue(tx, event('a2', 'A'));
+    });
+    await db
+      .transaction(async (tx) => {
+        await outbox.enqueue(tx, event('rolled-back'));
+        throw new Error('the state change failed');
+      })
+      .catch(() => {});
+    const pub = publisher();
+    expect(await relayOutbox(db, tables, () => pub)).toMatchObject({ published: 3, duplicates: 0, refused: 0 });
+    expect(await streamIds()).toEqual(['a1', 'b1', 'a2']);
+    const [first] = await admin.xrange(stream, '-', '+');
+    expect(first![1]).toEqual(expect.arrayContaining(['key_id', 'k1', 'sig']));
+    expect(await unsent()).toEqual([]);
+    expect(await relayOutbox(db, tables, () => pub)).toMatchObject({ published: 0 });
+    expect(await streamIds()).toHaveLength(3);
+  });
+
+  it('publishes in passes of `batch` until drained, within the deadline', async () => {
+    await enqueueAll(Array.from({ length: 25 }, (_, i) => event(`n${i}`, `k${i % 3}`)));
+    const report = await relayOutbox(db, tables, () => publisher(), { batch: 10, deadline: Date.now() + 10_000 });
+    expect(report).toMatchObject({ passes: 3, published: 25 });
+    expect(await streamIds()).toEqual(Array.from({ length: 25 }, (_, i) => `n${i}`));
+  });
+
+  it('refuses a row the publisher can never send and holds back only its key', async () => {
+    await enqueueAll([event('x1', 'X', { eventType: 'evt.unknown' }), event('x2', 'X'), event('y1', 'Y'), event('z1', 'Z', { producer: 'nobody' })]);
+    const pub = publisher();
+    const report = await relayOutbox(db, tables, (producer) => (producer === 'maker' ? pub : undefined));
+    expect(report).toMatchObject({ published: 1, refused: 2, heldBack: 1 });
+    expect(await streamIds()).toEqual(['y1']);
+    const refused = await db.query<{ event_id: string; refusal: string }>(`SELECT event_id, refusal FROM ${tables.outbox} WHERE refused_at IS NOT NULL ORDER BY id`);
+    expect(refused).toEqual([
+      { event_id: 'x1', refusal: 'PUBLISH_ROUTE_UNKNOWN' },
+      { event_id: 'z1', refusal: 'PRODUCER_UNKNOWN' },
+    ]);
+    // x2 waits behind its refused predecessor until an operator clears it.
+    expect(await relayOutbox(db, tables, () => pub)).toMatchObject({ published: 0 });
+    await db.query(`UPDATE ${tables.outbox} SET refused_at = NULL, refusal = NULL, event_type = 'evt.made' WHERE event_id = 'x1'`);
+    expect(await relayOutbox(db, tables, () => pub)).toMatchObject({ published: 2 });
+    expect(await streamIds()).toEqual(['y1', 'x1', 'x2']);
+  });
+
+  it('a relay dying between publish and mark re-publishes the same ids; the consumer inbox applies each once', async () => {
+    await db.query(`CREATE TABLE IF NOT EXISTS ${tables.schema}.effects (event_id text PRIMARY KEY, applied int NOT NULL)`);
+    await enqueueAll(Array.from({ length: 12 }, (_, i) => event(`c${i}`, `k${i % 4}`)));
+    // No dedupe window: the second publish appends again, so the inbox alone must absorb it.
+    const plain = publisher(0);
+    const dying: Publisher = {
+      ...plain,
+      async publishBatch(events) {
+        await plain.publishBatch(events);
+        throw new Error('process died before marking the rows sent');
+      },
+    };
+    await expect(relayOutbox(db, tables, () => dying)).rejects.toThrow('process died');
+    expect(await unsent()).toHaveLength(12);
+    expect(await relayOutbox(db, tables, () => plain)).toMatchObject({ published: 12 });
+    expect(await streamIds()).toHaveLength(24);
+
+    const inbox = createInbox(tables);
+    const outcomes: Array<string | undefined> = [];
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 100 }),
+      process: createSignedProcessor({
+        stream,
+        auth: { mode: 'hmac', keyId: 'k1', key: KEY, producer: 'maker' },
+        decode: rawPayload,
+        handler: async ({ eventId, payload }) => {
+          const outcome = await inbox.handle(db, { consumer: 'downstream', eventId }, async (tx) => {
+            await tx.query(
+              `INSERT INTO ${tables.schema}.effects VALUES ($1, 1) ON CONFLICT (event_id) DO UPDATE SET applied = effects.applied + 1`,
+              [JSON.parse(text.decode(payload)).eventId],
+            );
+          });
+          outcomes.push(outcome);
+          return outcome;
+        },
+      }),
+    });
+    await poller.ensureGroup();
+    expect(await poller.run({ mode: 'drain', deadline: Date.now() + 10_000 })).toMatchObject({ acked: 24 });
+    expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(12);
+    const effects = await db.query<{ applied: number }>(`SELECT applied FROM ${tables.schema}.effects`);
+    expect(effects).toHaveLength(12);
+    expect(effects.every((e) => e.applied === 1)).toBe(true);
+    expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+  });
+
+  it('retention deletes old inbox rows and old sent rows, never unsent or recent ones', async () => {
+    const inbox = createInbox(tables);
+    for (const eventId of ['old-1', 'old-2', 'new-1']) await inbox.handle(db, { consumer: 'c', eventId }, async () => {});
+    await db.query(`UPDATE ${tables.inbox} SET recorded_at = now() - interval '40 days' WHERE event_id LIKE 'old-%'`);
+    await enqueueAll([event('s-old'), event('s-new'), event('unsent-old')]);
+    await db.query(`UPDATE ${tables.outbox} SET sent_at = now() - interval '10 days' WHERE event_id = 's-old'`);
+    await db.query(`UPDATE ${tables.outbox} SET sent_at = now() WHERE event_id = 's-new'`);
+    await db.query(`UPDATE ${tables.outbox} SET enqueued_at = now() - interval '40 days' WHERE event_id = 'unsent-old'`);
+    const report = await pruneTables(db, tables, { inboxRetentionSeconds: 30 * 86_400, sentRetentionSeconds: 7 * 86_400, batch: 1 });
+    expect(report).toEqual({ inboxDeleted: 2, outboxDeleted: 1 });
+    expect((await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.inbox}`)).map((r) => r.event_id)).toEqual(['new-1']);
+    expect((await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.outbox} ORDER BY id`)).map((r) => r.event_id)).toEqual(['s-new', 'unsent-old']);
+  });
+});
