@@ -1,0 +1,67 @@
+/** What the harness tells one poll process (argv JSON); the HMAC key travels in the environment. */
+export type RedisTarget =
+  | { readonly kind: 'standalone'; readonly url: string }
+  | { readonly kind: 'cluster'; readonly nodes: ReadonlyArray<{ host: string; port: number }> };
+
+/**
+ * What a handler does on delivery n (plan[n - 1]); past the plan's end it commits.
+ * `commit` commits; the others never commit on that delivery, except `busy`, which
+ * blocks the event loop past its timeout and then commits (its verdict is late).
+ */
+export const HANDLER_ACTIONS = ['commit', 'throw', 'defer', 'timeout', 'busy', 'uninspectable', 'revoked', 'bad-return', 'reject'] as const;
+export type HandlerAction = (typeof HANDLER_ACTIONS)[number];
+
+export interface ChildSettings {
+  readonly batch: number;
+  readonly handlerTimeoutMs: number;
+  readonly runBudgetMs: number;
+  readonly minIdleMs: number;
+  readonly settleReserveMs: number;
+  readonly concurrency: number;
+  readonly blockMs: number;
+}
+
+export interface ChildConfig {
+  readonly redis: RedisTarget;
+  readonly stream: string;
+  readonly group: string;
+  /** Consumer names are `<consumer>-<run>` when perRunConsumer, else `<consumer>`. */
+  readonly consumer: string;
+  readonly perRunConsumer: boolean;
+  readonly ledgerFile: string;
+  readonly ledgerSync: 'write' | 'fsync';
+  readonly keyId: string;
+  readonly producer: string;
+  readonly mode: 'drain' | 'continuous';
+  /** Pause between runs, ms (drain runs end when the stream is drained). */
+  readonly pauseMs: number;
+  /** Extra handler latency per commit, ms (a lagging group). */
+  readonly commitDelayMs: number;
+  /** A retaining group: entries whose payload n is a multiple of this defer their first `retainDeliveries` deliveries. */
+  readonly retainEvery: number;
+  readonly retainDeliveries: number;
+  readonly settings: ChildSettings;
+}
+
+/** One line per run on the child's stdout, prefixed `RUN `. */
+export interface RunLine {
+  readonly pid: number;
+  readonly consumer: string;
+  readonly startedAt: number;
+  readonly deadline: number;
+  readonly endedAt: number;
+  readonly error?: string;
+  readonly acked?: number;
+  readonly deadLettered?: number;
+  readonly retained?: number;
+  readonly deletedPending?: number;
+}
+
+/** Printed before each run starts, prefixed `START `, so a run that never ends is seen. */
+export interface StartLine {
+  readonly pid: number;
+  readonly startedAt: number;
+  readonly deadline: number;
+}
+
+export const HMAC_KEY_ENV = 'CHAOS_HMAC_KEY';

@@ -1,0 +1,140 @@
+/**
+ * One poll process of the chaos harness: a real child process running the product's public
+ * API (createPoller + createSignedProcessor over ioredis) in a loop of runs, recording each
+ * commit in its ledger file before the handler returns. It prints `START`/`RUN` lines so
+ * the harness can check every run's deadline (I6). The harness SIGKILLs it at will.
+ */
+import { z } from 'zod';
+// The public API, imported from its modules rather than the index so a restarted process
+// does not load the HTTP and REST layers it never uses (restart time is fault-window time).
+import { createSignedProcessor } from '../src/auth/signed-processor';
+import { useNodeCrypto } from '../src/node/crypto';
+import { createPoller } from '../src/poller';
+import { jsonPayload } from '../src/processor';
+import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port';
+import type { RedisPort } from '../src/redis/port';
+import { Deferral, Rejection } from '../src/verdict';
+import { HMAC_KEY_ENV, type ChildConfig, type HandlerAction, type RunLine, type StartLine } from './child-config';
+import { LedgerWriter } from './ledger';
+
+const payloadSchema = z.object({ n: z.number(), plan: z.array(z.string()).optional() });
+type Payload = z.infer<typeof payloadSchema>;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function busyWait(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // blocks the event loop on purpose: no timer can fire meanwhile
+  }
+}
+
+/** A thrown value whose every inspection throws (SPEC §4: retain, and the run goes on). */
+function uninspectable(): unknown {
+  return Object.defineProperty({}, 'code', {
+    get() {
+      throw new Error('code getter throws');
+    },
+  });
+}
+
+function revokedProxy(): unknown {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+function connect(config: ChildConfig): RedisPort {
+  // Reconnect quickly after a fault; the product's own timeouts bound every exchange.
+  const retry = { retryStrategy: () => 50, connectTimeout: 1_000 };
+  if (config.redis.kind === 'standalone') return connectIoredis(config.redis.url, retry);
+  return connectIoredisCluster([...config.redis.nodes], { redisOptions: { connectTimeout: 1_000 }, clusterRetryStrategy: () => 50 });
+}
+
+function emit(prefix: 'START' | 'RUN', line: StartLine | RunLine): void {
+  process.stdout.write(`${prefix} ${JSON.stringify(line)}\n`);
+}
+
+async function main(config: ChildConfig): Promise<void> {
+  useNodeCrypto();
+  const key = process.env[HMAC_KEY_ENV];
+  if (!key) throw new Error(`${HMAC_KEY_ENV} is not set`);
+  const ledger = new LedgerWriter(config.ledgerFile, config.ledgerSync);
+  const port = connect(config);
+  const { settings } = config;
+
+  const act = async (action: HandlerAction, commit: () => Promise<void>): Promise<unknown> => {
+    switch (action) {
+      case 'commit':
+        return commit();
+      case 'throw':
+        throw new Error('transient failure');
+      case 'defer':
+        throw new Deferral('not yet');
+      case 'timeout':
+        await sleep(settings.handlerTimeoutMs + 100);
+        return undefined; // too late: never committed
+      case 'busy':
+        busyWait(settings.handlerTimeoutMs + 150);
+        return commit();
+      case 'uninspectable':
+        throw uninspectable();
+      case 'revoked':
+        throw revokedProxy();
+      case 'bad-return':
+        return 'retry'; // not a success value: must be retained, and nothing was committed
+      case 'reject':
+        throw new Rejection('chaos_rejected');
+    }
+  };
+
+  const processor = createSignedProcessor<Payload>({
+    stream: config.stream,
+    auth: { mode: 'hmac', keyId: config.keyId, key, producer: config.producer },
+    decode: jsonPayload(payloadSchema),
+    handler: async (delivery) => {
+      const commit = async () => {
+        if (config.commitDelayMs > 0) await sleep(config.commitDelayMs);
+        await ledger.commit({ group: config.group, entryId: delivery.entry.id, eventId: delivery.eventId });
+      };
+      const { n, plan } = delivery.payload;
+      const retaining = config.retainEvery > 0 && n % config.retainEvery === 0 && delivery.deliveries <= config.retainDeliveries;
+      const action = (retaining ? 'defer' : (plan?.[delivery.deliveries - 1] ?? 'commit')) as HandlerAction;
+      return (await act(action, commit)) as undefined;
+    },
+  });
+
+  let run = 0;
+  let groupEnsured = false;
+  for (;;) {
+    run += 1;
+    const consumer = config.perRunConsumer ? `${config.consumer}-${run}` : config.consumer;
+    const startedAt = Date.now();
+    const deadline = startedAt + settings.runBudgetMs;
+    emit('START', { pid: process.pid, startedAt, deadline });
+    let line: RunLine;
+    try {
+      const poller = createPoller({
+        port,
+        config: { stream: config.stream, group: config.group, consumer, ...settings },
+        process: processor,
+      });
+      if (!groupEnsured) {
+        await poller.ensureGroup();
+        groupEnsured = true;
+      }
+      const report = await poller.run({ mode: config.mode, deadline });
+      line = { pid: process.pid, consumer, startedAt, deadline, endedAt: Date.now(), acked: report.acked, deadLettered: report.deadLettered, retained: report.retained, deletedPending: report.deletedPending };
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code;
+      line = { pid: process.pid, consumer, startedAt, deadline, endedAt: Date.now(), error: typeof code === 'string' ? code : 'unknown' };
+    }
+    emit('RUN', line);
+    await sleep(line.error ? Math.max(config.pauseMs, 50) : config.pauseMs);
+  }
+}
+
+main(JSON.parse(process.argv[2]!) as ChildConfig).catch((error: unknown) => {
+  process.stderr.write(`chaos child failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
