@@ -13,11 +13,13 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { RunLine, StartLine } from './child-config';
 import { idKey } from './ids';
+import type { InboxState } from './inbox';
 import { LedgerReader } from './ledger';
 import { packedPairs } from './msgpack';
 
-export type Invariant = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6';
-export const INVARIANTS: readonly Invariant[] = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6'];
+/** I1-I6 as issue 13 names them; I7: effects exactly once through the Postgres inbox (scenario 8). */
+export type Invariant = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7';
+export const INVARIANTS: readonly Invariant[] = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7'];
 
 export interface Violation {
   readonly invariant: Invariant;
@@ -70,7 +72,7 @@ export class History {
   #lastDltId = '0-0';
   readonly #violationKeys = new Set<string>();
   readonly violations: Violation[] = [];
-  readonly violationCounts: Record<Invariant, number> = { I1: 0, I2: 0, I3: 0, I4: 0, I5: 0, I6: 0 };
+  readonly violationCounts: Record<Invariant, number> = { I1: 0, I2: 0, I3: 0, I4: 0, I5: 0, I6: 0, I7: 0 };
   readonly #openRuns = new Map<number, StartLine>();
   worstOvershootMs = Number.NEGATIVE_INFINITY;
   runs = 0;
@@ -118,8 +120,12 @@ export class History {
     return this.#startedPids.size;
   }
 
+  readonly #gonePids = new Set<number>();
+
   runStarted(line: StartLine): void {
     this.#startedPids.add(line.pid);
+    // A line still in the pipe when the harness killed its process: that run died with it.
+    if (this.#gonePids.has(line.pid)) return;
     this.#openRuns.set(line.pid, line);
   }
 
@@ -139,7 +145,9 @@ export class History {
 
   /** A process the harness killed: its open run is gone with it. */
   processGone(pid: number | undefined): void {
-    if (pid !== undefined) this.#openRuns.delete(pid);
+    if (pid === undefined) return;
+    this.#gonePids.add(pid);
+    this.#openRuns.delete(pid);
   }
 
   /** Runs that should have ended long ago and never reported (checked before the processes stop). */
@@ -291,6 +299,18 @@ export class History {
       }
     }
     return { pending, unresolved };
+  }
+
+  /** I7: every inbox row has exactly one effect, every effect its inbox row, every committed event its inbox row. */
+  checkInbox(states: readonly InboxState[]): void {
+    for (const state of states) {
+      for (const bad of state.badEffects) {
+        this.violate('I7', `effect ${state.consumer} ${bad.eventId}`, `${state.consumer}: event ${bad.eventId} has ${bad.effects} effect rows${bad.inInbox ? '' : ' and no inbox row'}`);
+      }
+      for (const eventId of this.eventCommits.get(state.consumer)?.keys() ?? []) {
+        if (!state.events.has(eventId)) this.violate('I7', `row ${state.consumer} ${eventId}`, `${state.consumer} committed ${eventId} (ledger) with no inbox row`);
+      }
+    }
   }
 
   /** Committed (group, event) pairs of normal entries, and the commits beyond the first (redeliveries). */

@@ -41,6 +41,8 @@ export interface ChildConfig {
   readonly retainEvery: number;
   readonly retainDeliveries: number;
   readonly settings: ChildSettings;
+  /** Scenario 8: commit through a Postgres inbox (effect + inbox row in one transaction). */
+  readonly inbox?: { readonly url: string; readonly tables: { readonly inbox: string; readonly effects: string } };
 }
 
 /** One line per run on the child's stdout, prefixed `RUN `. */

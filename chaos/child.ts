@@ -15,7 +15,9 @@ import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port
 import type { RedisPort } from '../src/redis/port';
 import { Deferral, Rejection } from '../src/verdict';
 import { HMAC_KEY_ENV, type ChildConfig, type HandlerAction, type RunLine, type StartLine } from './child-config';
+import { commitInPostgres } from './inbox';
 import { LedgerWriter } from './ledger';
+import pg from 'pg';
 
 const payloadSchema = z.object({ n: z.number(), plan: z.array(z.string()).optional() });
 type Payload = z.infer<typeof payloadSchema>;
@@ -62,8 +64,10 @@ async function main(config: ChildConfig): Promise<void> {
   const ledger = new LedgerWriter(config.ledgerFile, config.ledgerSync);
   const port = connect(config);
   const { settings } = config;
+  const pool = config.inbox && new pg.Pool({ connectionString: config.inbox.url, max: settings.concurrency });
+  pool?.on('error', () => {});
 
-  const act = async (action: HandlerAction, commit: () => Promise<void>): Promise<unknown> => {
+  const act = async (action: HandlerAction, commit: () => Promise<'duplicate' | undefined>): Promise<unknown> => {
     switch (action) {
       case 'commit':
         return commit();
@@ -93,9 +97,13 @@ async function main(config: ChildConfig): Promise<void> {
     auth: { mode: 'hmac', keyId: config.keyId, key, producer: config.producer },
     decode: jsonPayload(payloadSchema),
     handler: async (delivery) => {
-      const commit = async () => {
+      const commit = async (): Promise<'duplicate' | undefined> => {
         if (config.commitDelayMs > 0) await sleep(config.commitDelayMs);
+        // With the inbox, Postgres holds the commit; the ledger line after it is what the
+        // checker compares acks with (written before the handler returns, as always).
+        const fresh = pool ? await commitInPostgres(pool, config.inbox!.tables, config.group, delivery.eventId, delivery.payload.n) : true;
         await ledger.commit({ group: config.group, entryId: delivery.entry.id, eventId: delivery.eventId });
+        return fresh ? undefined : 'duplicate';
       };
       const { n, plan } = delivery.payload;
       const retaining = config.retainEvery > 0 && n % config.retainEvery === 0 && delivery.deliveries <= config.retainDeliveries;

@@ -31,6 +31,7 @@ export async function bundleChild(): Promise<ChildBundle> {
     // node_modules (a third of the start-up CPU), and restart time is time out of the fault.
     format: 'cjs',
     target: 'node20',
+    external: ['pg-native'],
     logLevel: 'error',
   });
   return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
@@ -48,6 +49,8 @@ interface Slot {
   readonly config: ChildConfig;
   child: ChildProcess | undefined;
   killedByUs: boolean;
+  /** The current process has started a run (it is past start-up). */
+  live: boolean;
 }
 
 export class Fleet {
@@ -69,8 +72,13 @@ export class Fleet {
     return [...this.#slots.keys()];
   }
 
+  /** Slots whose process is past start-up and running: the ones a kill hits mid-work. */
+  get liveSlots(): string[] {
+    return [...this.#slots.values()].filter((slot) => slot.live && slot.child).map((slot) => slot.name);
+  }
+
   add(name: string, config: ChildConfig): void {
-    const slot: Slot = { name, config, child: undefined, killedByUs: false };
+    const slot: Slot = { name, config, child: undefined, killedByUs: false, live: false };
     this.#slots.set(name, slot);
     this.#start(slot);
   }
@@ -78,6 +86,7 @@ export class Fleet {
   #start(slot: Slot): void {
     if (this.#stopped) return;
     slot.killedByUs = false;
+    slot.live = false;
     const child = spawn(process.execPath, [this.#bundle, JSON.stringify(slot.config)], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, [HMAC_KEY_ENV]: this.#key },
@@ -93,7 +102,10 @@ export class Fleet {
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
         if (line.startsWith('RUN ')) this.#events.onRun(JSON.parse(line.slice(4)) as RunLine);
-        else if (line.startsWith('START ')) this.#events.onStart(JSON.parse(line.slice(6)) as StartLine);
+        else if (line.startsWith('START ')) {
+          if (slot.child === child) slot.live = true;
+          this.#events.onStart(JSON.parse(line.slice(6)) as StartLine);
+        }
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -115,6 +127,7 @@ export class Fleet {
     const child = slot.child;
     if (!child || child.exitCode !== null) return undefined;
     slot.killedByUs = true;
+    slot.live = false;
     const pid = child.pid;
     child.kill('SIGKILL');
     this.kills += 1;

@@ -12,6 +12,7 @@ import { connectIoredis, connectIoredisCluster, useNodeCrypto } from '../src/nod
 import { startRedisServer } from '../local/redis-server';
 import { startFaultProxy, type FaultProxy } from '../test/support/fault-proxy';
 import type { ChildConfig, ChildSettings, RedisTarget } from './child-config';
+import { createInbox, DEFAULT_POSTGRES_URL, dropInbox, inboxTables, readInbox } from './inbox';
 import { History, INVARIANTS, type Invariant, type Violation } from './checker';
 import { Fleet } from './fleet';
 import { poisonCatalogue, type SigningKey } from './poison';
@@ -41,7 +42,7 @@ export interface Sizes {
   /** Catalogue rounds (poison scenario) and whether they include the 5 MiB entries. */
   readonly poisonRounds: number;
   readonly bigPoison: boolean;
-  /** Extra poll processes per group (crash scenarios). */
+  /** Poll processes per group added to (or, negative, taken from) each scenario's count; at least one. */
   readonly scale: number;
   /** Faults go on at least this long after publishing starts, even when publishing ends sooner. */
   readonly faultWindowMs: number;
@@ -72,6 +73,8 @@ export interface ScenarioDefinition {
   readonly plan?: (rng: Rng, n: number) => string[] | undefined;
   readonly poison?: boolean;
   readonly retention?: boolean;
+  /** Scenario 8: handlers commit through a Postgres inbox; effects are checked exactly once (I7). */
+  readonly inbox?: boolean;
   readonly faults?: (ctx: FaultContext) => Promise<void>;
 }
 
@@ -95,6 +98,9 @@ export interface ScenarioResult {
   readonly runErrors: number;
   readonly kills: number;
   readonly faults: number;
+  /** Retention scenario: entries the safe trim removed, consumers the reaper deleted. */
+  readonly trimmed?: number;
+  readonly reaped?: number;
   readonly snapshots: number;
   readonly durationMs: number;
   readonly replay: string;
@@ -191,7 +197,12 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
   const ledgerDir = mkdtempSync(join(tmpdir(), 'saga-chaos-ledger-'));
   const groupNames = def.groups.map((g) => g.name);
   const history = new History(stream, keys.dlt, groupNames, ledgerDir);
+  const postgresUrl = process.env.CHAOS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL;
+  const tables = def.inbox ? inboxTables(`${def.name}_${seed}_${process.pid}_${Date.now()}`) : undefined;
+  if (tables) await createInbox(postgresUrl, tables);
   let faults = 0;
+  let trimmed = 0;
+  let reaped = 0;
   let publishing = true;
   let done = false;
 
@@ -210,7 +221,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
     }
     const settings: ChildSettings = { ...DEFAULT_SETTINGS, ...def.settings };
     for (const group of def.groups) {
-      const pollers = group.pollers + sizes.scale;
+      const pollers = Math.max(1, group.pollers + sizes.scale);
       for (let i = 0; i < pollers; i += 1) {
         const slot = `${group.name}-p${i}`;
         const config: ChildConfig = {
@@ -229,6 +240,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
           retainEvery: group.retainEvery ?? 0,
           retainDeliveries: group.retainDeliveries ?? 0,
           settings,
+          ...(tables ? { inbox: { url: postgresUrl, tables } } : {}),
         };
         fleet.add(slot, config);
       }
@@ -239,6 +251,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
     const ready = Date.now() + 60_000;
     while (history.startedPids < fleet.slotNames.length && Date.now() < ready) await sleep(50);
     const faultsUntil = Date.now() + sizes.faultWindowMs;
+    log(`${fleet.slotNames.length} poll processes up after ${Date.now() - startedAt} ms`);
 
     // Live checking: an atomic snapshot, then the ledgers, then the judgement.
     let lastSnapshot: Awaited<ReturnType<History['snapshot']>> | undefined;
@@ -281,7 +294,10 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
       background.push(
         (async () => {
           while (!done) {
-            await runRetention(retentionPort, config).catch(() => undefined);
+            const report = await runRetention(retentionPort, config).catch(() => undefined);
+            faults += 1;
+            trimmed += report?.stream.removed ?? 0;
+            reaped += report?.consumers.deleted.length ?? 0;
             await sleep(retentionRng.int(50, 300));
           }
           await retentionPort.close();
@@ -312,6 +328,11 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
     history.checkHungRuns();
     done = true;
     await fleet.stop();
+    if (tables) {
+      // After the processes are gone: the ledgers and the inbox no longer move.
+      history.readLedgers();
+      history.checkInbox(await readInbox(postgresUrl, tables, groupNames));
+    }
     await Promise.all(background);
     const { committed, duplicates } = history.duplicates();
     void lastSnapshot;
@@ -335,6 +356,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
       runErrors: history.runErrors,
       kills: fleet.kills,
       faults,
+      ...(def.retention ? { trimmed, reaped } : {}),
       snapshots: history.snapshots,
       durationMs: Date.now() - startedAt,
       replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,
@@ -349,6 +371,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
     await proxy?.close();
     await topology.stop();
     rmSync(ledgerDir, { recursive: true, force: true });
+    if (tables) await dropInbox(postgresUrl, tables).catch(() => undefined);
   }
 }
 
