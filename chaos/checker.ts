@@ -61,6 +61,8 @@ type Admin = Redis | Cluster;
 export class History {
   readonly known = new Map<string, KnownEntry>();
   readonly #order: KnownEntry[] = [];
+  /** idKey of each entry in #order, computed once (snapshots compare every entry). */
+  readonly #orderKeys: string[] = [];
   readonly #ledger: LedgerReader;
   /** group → entry id → commits */
   readonly commits = new Map<string, Map<string, number>>();
@@ -106,6 +108,7 @@ export class History {
   add(entry: KnownEntry): void {
     this.known.set(entry.id, entry);
     this.#order.push(entry);
+    this.#orderKeys.push(idKey(entry.id));
   }
 
   get publishedCount(): number {
@@ -258,7 +261,7 @@ export class History {
       const commits = this.commits.get(group)!;
       for (let i = 0; i < knownBefore; i += 1) {
         const entry = this.#order[i]!;
-        const key = idKey(entry.id);
+        const key = this.#orderKeys[i]!;
         const delivered = key <= last;
         const pending = state.pending.has(entry.id);
         const removed = first === undefined || key < first;
@@ -285,11 +288,11 @@ export class History {
       const state = snapshot.groups.get(group);
       const last = state ? idKey(state.lastDelivered) : '';
       const events = this.eventCommits.get(group)!;
-      for (const entry of this.#order) {
+      for (const [i, entry] of this.#order.entries()) {
         const resolved = entry.kind === 'normal' ? events.has(entry.eventId) : this.dltCount.has(`${group} ${entry.id}`);
         if (resolved) continue;
         unresolved += 1;
-        const key = idKey(entry.id);
+        const key = this.#orderKeys[i]!;
         const waiting = state !== undefined && (state.pending.has(entry.id) || (key > last && first !== undefined && key >= first));
         if (waiting) pending += 1;
         else if (final) {
