@@ -22,6 +22,9 @@ import pg from 'pg';
 const payloadSchema = z.object({ n: z.number(), plan: z.array(z.string()).optional() });
 type Payload = z.infer<typeof payloadSchema>;
 
+/** Upper bound of the simulated database commit latency, ms. */
+const COMMIT_LATENCY_MS = 4;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function busyWait(ms: number): void {
@@ -98,7 +101,9 @@ async function main(config: ChildConfig): Promise<void> {
     decode: jsonPayload(payloadSchema),
     handler: async (delivery) => {
       const commit = async (): Promise<'duplicate' | undefined> => {
-        if (config.commitDelayMs > 0) await sleep(config.commitDelayMs);
+        // A commit is a round trip to a database: it finishes after the handler's first
+        // tick, so an ack sent before the handler returns would beat it to durability.
+        await sleep(config.commitDelayMs + Math.random() * COMMIT_LATENCY_MS);
         // With the inbox, Postgres holds the commit; the ledger line after it is what the
         // checker compares acks with (written before the handler returns, as always).
         const fresh = pool ? await commitInPostgres(pool, config.inbox!.tables, config.group, delivery.eventId, delivery.payload.n) : true;
