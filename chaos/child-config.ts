@@ -23,6 +23,8 @@ export interface ChildSettings {
 
 export interface ChildConfig {
   readonly redis: RedisTarget;
+  /** The same Redis without the fault proxy: the early-ack probe's own connection. */
+  readonly probe: RedisTarget;
   readonly stream: string;
   readonly group: string;
   /** Consumer names are `<consumer>-<run>` when perRunConsumer, else `<consumer>`. */
@@ -57,6 +59,16 @@ export interface RunLine {
   readonly deadLettered?: number;
   readonly retained?: number;
   readonly deletedPending?: number;
+}
+
+/**
+ * Printed (prefixed `EARLY_ACK `) when a handler, still inside its own time limit and not
+ * yet returned, finds its entry already gone from the group's PEL: acked before commit (I2).
+ */
+export interface EarlyAckLine {
+  readonly pid: number;
+  readonly group: string;
+  readonly entryId: string;
 }
 
 /** Printed before each run starts, prefixed `START `, so a run that never ends is seen. */

@@ -14,7 +14,8 @@ import { jsonPayload } from '../src/processor';
 import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port';
 import type { RedisPort } from '../src/redis/port';
 import { Deferral, Rejection } from '../src/verdict';
-import { HMAC_KEY_ENV, type ChildConfig, type HandlerAction, type RunLine, type StartLine } from './child-config';
+import { Cluster, Redis } from 'ioredis';
+import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type HandlerAction, type RedisTarget, type RunLine, type StartLine } from './child-config';
 import { commitInPostgres } from './inbox';
 import { LedgerWriter } from './ledger';
 import pg from 'pg';
@@ -24,6 +25,8 @@ type Payload = z.infer<typeof payloadSchema>;
 
 /** Upper bound of the simulated database commit latency, ms. */
 const COMMIT_LATENCY_MS = 4;
+/** The probe's verdict counts only this far inside the handler's time limit (clock and scheduling slack). */
+const PROBE_MARGIN_MS = 50;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -56,7 +59,29 @@ function connect(config: ChildConfig): RedisPort {
   return connectIoredisCluster([...config.redis.nodes], { redisOptions: { connectTimeout: 1_000 }, clusterRetryStrategy: () => 50 });
 }
 
-function emit(prefix: 'START' | 'RUN', line: StartLine | RunLine): void {
+function probeClient(target: RedisTarget): Redis | Cluster {
+  const options = { maxRetriesPerRequest: 0, connectTimeout: 1_000, retryStrategy: () => 50 };
+  const client = target.kind === 'standalone' ? new Redis(target.url, options) : new Cluster([...target.nodes], { redisOptions: options });
+  client.on('error', () => {});
+  return client;
+}
+
+/**
+ * The direct I2 probe: a handler that has not returned and is inside its own time limit
+ * holds an entry nobody may have acked — no verdict exists yet, and minIdle > run budget
+ * keeps every other run off it. Found missing from the PEL, it was acked before commit.
+ * (A probe that fails — Redis down — proves nothing and is skipped.)
+ */
+async function stillPending(probe: Redis | Cluster, stream: string, group: string, entryId: string): Promise<boolean | undefined> {
+  try {
+    const rows = (await probe.xpending(stream, group, entryId, entryId, 1)) as unknown[];
+    return rows.length > 0;
+  } catch {
+    return undefined;
+  }
+}
+
+function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK', line: StartLine | RunLine | EarlyAckLine): void {
   process.stdout.write(`${prefix} ${JSON.stringify(line)}\n`);
 }
 
@@ -67,6 +92,7 @@ async function main(config: ChildConfig): Promise<void> {
   const ledger = new LedgerWriter(config.ledgerFile, config.ledgerSync);
   const port = connect(config);
   const { settings } = config;
+  const probe = probeClient(config.probe);
   const pool = config.inbox && new pg.Pool({ connectionString: config.inbox.url, max: settings.concurrency });
   pool?.on('error', () => {});
 
@@ -100,10 +126,14 @@ async function main(config: ChildConfig): Promise<void> {
     auth: { mode: 'hmac', keyId: config.keyId, key, producer: config.producer },
     decode: jsonPayload(payloadSchema),
     handler: async (delivery) => {
+      const handlerStarted = Date.now();
       const commit = async (): Promise<'duplicate' | undefined> => {
         // A commit is a round trip to a database: it finishes after the handler's first
         // tick, so an ack sent before the handler returns would beat it to durability.
         await sleep(config.commitDelayMs + Math.random() * COMMIT_LATENCY_MS);
+        const pending = await stillPending(probe, config.stream, config.group, delivery.entry.id);
+        const inTime = Date.now() < handlerStarted + settings.handlerTimeoutMs - PROBE_MARGIN_MS;
+        if (pending === false && inTime) emit('EARLY_ACK', { pid: process.pid, group: config.group, entryId: delivery.entry.id });
         // With the inbox, Postgres holds the commit; the ledger line after it is what the
         // checker compares acks with (written before the handler returns, as always).
         const fresh = pool ? await commitInPostgres(pool, config.inbox!.tables, config.group, delivery.eventId, delivery.payload.n) : true;

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { HMAC_KEY_ENV, type ChildConfig, type RunLine, type StartLine } from './child-config';
+import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type RunLine, type StartLine } from './child-config';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -40,6 +40,7 @@ export async function bundleChild(): Promise<ChildBundle> {
 export interface FleetEvents {
   onRun(line: RunLine): void;
   onStart(line: StartLine): void;
+  onEarlyAck(line: EarlyAckLine): void;
   /** A child exited without being killed by the harness. */
   onCrash(slot: string, pid: number | undefined, code: number | null, signal: string | null, stderr: string): void;
 }
@@ -102,6 +103,7 @@ export class Fleet {
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
         if (line.startsWith('RUN ')) this.#events.onRun(JSON.parse(line.slice(4)) as RunLine);
+        else if (line.startsWith('EARLY_ACK ')) this.#events.onEarlyAck(JSON.parse(line.slice(10)) as EarlyAckLine);
         else if (line.startsWith('START ')) {
           if (slot.child === child) slot.live = true;
           this.#events.onStart(JSON.parse(line.slice(6)) as StartLine);

@@ -209,6 +209,8 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
   const fleet = new Fleet(options.bundle, HMAC_KEY.secret, {
     onRun: (line) => history.runEnded(line),
     onStart: (line) => history.runStarted(line),
+    onEarlyAck: (line) =>
+      history.violate('I2', `early ${line.group} ${line.entryId}`, `entry ${line.entryId} left ${line.group}'s PEL while its handler (pid ${line.pid}) was still running, before its commit`),
     onCrash: (slot, pid, code, signal, stderr) => {
       history.processGone(pid);
       history.violate('I3', `crash ${slot} ${pid}`, `poll process ${slot} (pid ${pid}) died on its own (exit ${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
@@ -226,6 +228,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
         const slot = `${group.name}-p${i}`;
         const config: ChildConfig = {
           redis: childTarget,
+          probe: topology.direct,
           stream,
           group: group.name,
           consumer: slot,
