@@ -48,16 +48,20 @@ async function main(): Promise<number> {
   const log = (line: string) => process.stderr.write(`chaos: ${line}\n`);
   log(`seed ${seed} (replay with: npm run chaos -- --seed ${seed}${argValue('--scenario') ? ` --scenario ${names.join(',')}` : ''}${quick ? ' --quick' : ''})`);
   const started = Date.now();
-  const results = await runSuite(names, seed, sizes, log);
+  const outDir = join(here, 'results');
+  mkdirSync(outDir, { recursive: true });
+  // Written after every scenario, so a long run that dies still leaves what it measured.
+  const save = (results: readonly ScenarioResult[]) => {
+    const violations = results.reduce((sum, r) => sum + r.violations, 0);
+    const summary = { when: new Date().toISOString(), seed, quick, sizes, durationMs: Date.now() - started, violations, results };
+    writeFileSync(join(outDir, quick ? 'quick.json' : 'latest.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  };
+  const results = await runSuite(names, seed, sizes, log, save);
   console.log(table(results));
   for (const result of results) {
     for (const violation of result.violationDetails) console.log(`  ${result.scenario} ${violation.invariant}: ${violation.detail}`);
   }
   const total = results.reduce((sum, r) => sum + r.violations, 0);
-  const summary = { when: new Date().toISOString(), seed, quick, sizes, durationMs: Date.now() - started, violations: total, results };
-  const outDir = join(here, 'results');
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, quick ? 'quick.json' : 'latest.json'), `${JSON.stringify(summary, null, 2)}\n`);
   console.log(`${total === 0 ? 'OK' : 'FAILED'}: ${total} invariant violations in ${results.length} scenarios, seed ${seed}, ${Math.round((Date.now() - started) / 1000)} s`);
   return total === 0 ? 0 : 1;
 }

@@ -122,6 +122,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'handlers',
+    maxEvents: 5_000,
     title: 'handlers that throw, time out, defer, busy-wait, throw uninspectable values, return bad values, reject',
     topology: 'standalone',
     groups: TWO_GROUPS,
@@ -134,6 +135,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'poison',
+    maxEvents: 5_000,
     title: 'poison catalogue XADDed directly beside normal traffic, read by two groups',
     topology: 'standalone',
     groups: TWO_GROUPS,
@@ -141,6 +143,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'retention',
+    maxEvents: 5_000,
     title: 'trim, DLT retention and reaper every 50-300 ms beside lagging and retaining groups',
     topology: 'standalone',
     groups: [

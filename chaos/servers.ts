@@ -149,6 +149,11 @@ function clusterNodes(port: number): NodeLine[] {
     });
 }
 
+function replicaInSync(port: number): boolean {
+  const info = cli(port, 'info', 'replication');
+  return info.includes('role:slave') && info.includes('master_link_status:up') && info.includes('master_sync_in_progress:0');
+}
+
 function ownsSlot(node: NodeLine, slot: number): boolean {
   return node.slots.some((range) => {
     const [from, to = from] = range.split('-').map(Number);
@@ -193,9 +198,13 @@ export async function startReplicatedCluster(masters = 3): Promise<ReplicatedClu
       const master = nodes.find((n) => n.master && ownsSlot(n, slot));
       const replica = master && nodes.find((n) => !n.master && n.masterId === master.id);
       if (!master || !replica) throw new Error(`no replica found for slot ${slot}`);
+      // A replica still loading its first full sync holds no (or old) data: promoting it
+      // would be Redis losing the stream, not the product. Fail over only a synced replica.
+      await waitFor(() => replicaInSync(replica.port), `replica ${replica.port} in sync`, 30_000);
       const reply = cli(replica.port, 'cluster', 'failover').trim();
       if (reply !== 'OK') throw new Error(`CLUSTER FAILOVER on ${replica.port} answered ${reply}`);
       await waitFor(() => clusterNodes(replica.port).some((n) => n.port === replica.port && n.master), `failover to ${replica.port}`, 20_000);
+      await waitFor(() => replicaInSync(master.port), `old master ${master.port} resynced as a replica`, 30_000);
       return replica.port;
     },
     stop,

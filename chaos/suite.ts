@@ -40,7 +40,13 @@ export function scenarioNames(): string[] {
   return SCENARIOS.map((s) => s.name);
 }
 
-export async function runSuite(names: readonly string[], seed: number, sizes: Sizes, log?: (line: string) => void): Promise<ScenarioResult[]> {
+export async function runSuite(
+  names: readonly string[],
+  seed: number,
+  sizes: Sizes,
+  log?: (line: string) => void,
+  onResult?: (results: readonly ScenarioResult[]) => void,
+): Promise<ScenarioResult[]> {
   const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name));
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (known: ${scenarioNames().join(', ')})`);
   const bundle = await bundleChild();
@@ -50,6 +56,7 @@ export async function runSuite(names: readonly string[], seed: number, sizes: Si
       const def = SCENARIOS.find((s) => s.name === name)!;
       log?.(`[${name}] seed ${seed}: ${def.title}`);
       results.push(await runScenario(def, { seed, sizes, bundle: bundle.file, log }));
+      onResult?.(results);
     }
     return results;
   } finally {
