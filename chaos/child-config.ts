@@ -69,6 +69,8 @@ export interface EarlyAckLine {
   readonly pid: number;
   readonly group: string;
   readonly entryId: string;
+  /** The group's last-delivered id at the probe: above it, Redis forgot the delivery (no ack happened). */
+  readonly lastDelivered?: string;
 }
 
 /** Printed before each run starts, prefixed `START `, so a run that never ends is seen. */

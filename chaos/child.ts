@@ -81,6 +81,16 @@ async function stillPending(probe: Redis | Cluster, stream: string, group: strin
   }
 }
 
+async function lastDeliveredId(probe: Redis | Cluster, stream: string, group: string): Promise<string | undefined> {
+  try {
+    const groups = (await probe.xinfo('GROUPS', stream)) as unknown[][];
+    const info = groups.map((g) => g.map(String)).find((g) => g[g.indexOf('name') + 1] === group);
+    return info?.[info.indexOf('last-delivered-id') + 1];
+  } catch {
+    return undefined;
+  }
+}
+
 function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK', line: StartLine | RunLine | EarlyAckLine): void {
   process.stdout.write(`${prefix} ${JSON.stringify(line)}\n`);
 }
@@ -133,7 +143,10 @@ async function main(config: ChildConfig): Promise<void> {
         await sleep(config.commitDelayMs + Math.random() * COMMIT_LATENCY_MS);
         const pending = await stillPending(probe, config.stream, config.group, delivery.entry.id);
         const inTime = Date.now() < handlerStarted + settings.handlerTimeoutMs - PROBE_MARGIN_MS;
-        if (pending === false && inTime) emit('EARLY_ACK', { pid: process.pid, group: config.group, entryId: delivery.entry.id });
+        if (pending === false && inTime) {
+          const lastDelivered = await lastDeliveredId(probe, config.stream, config.group);
+          emit('EARLY_ACK', { pid: process.pid, group: config.group, entryId: delivery.entry.id, ...(lastDelivered ? { lastDelivered } : {}) });
+        }
         // With the inbox, Postgres holds the commit; the ledger line after it is what the
         // checker compares acks with (written before the handler returns, as always).
         const fresh = pool ? await commitInPostgres(pool, config.inbox!.tables, config.group, delivery.eventId, delivery.payload.n) : true;
