@@ -1,5 +1,5 @@
 /**
- * `npm run chaos [-- --seed N] [--scenario name[,name]] [--quick]`: runs the chaos
+ * `npm run chaos [-- --seed N] [--scenario name[,name]] [--quick] [--out file.json]`: runs the chaos
  * scenarios (all by default) against private Redis servers, prints per scenario what was
  * published, committed, duplicated, left pending and dead-lettered, the invariant
  * violations and the worst deadline overshoot, with the seed that replays it; writes
@@ -54,7 +54,7 @@ async function main(): Promise<number> {
   const save = (results: readonly ScenarioResult[]) => {
     const violations = results.reduce((sum, r) => sum + r.violations, 0);
     const summary = { when: new Date().toISOString(), seed, quick, sizes, durationMs: Date.now() - started, violations, results };
-    writeFileSync(join(outDir, quick ? 'quick.json' : 'latest.json'), `${JSON.stringify(summary, null, 2)}\n`);
+    writeFileSync(argValue('--out') ?? join(outDir, quick ? 'quick.json' : 'latest.json'), `${JSON.stringify(summary, null, 2)}\n`);
   };
   const results = await runSuite(names, seed, sizes, log, save);
   console.log(table(results));
