@@ -155,7 +155,11 @@ async function main(config: ChildConfig): Promise<void> {
       };
       const { n, plan } = delivery.payload;
       const retaining = config.retainEvery > 0 && n % config.retainEvery === 0 && delivery.deliveries <= config.retainDeliveries;
-      const action = (retaining ? 'defer' : (plan?.[delivery.deliveries - 1] ?? 'commit')) as HandlerAction;
+      // A Rejection is deterministic: from its delivery on, every later one rejects too
+      // (a process crash in between may skip a delivery count).
+      const rejectFrom = plan?.indexOf('reject') ?? -1;
+      const planned = rejectFrom >= 0 && delivery.deliveries - 1 >= rejectFrom ? 'reject' : plan?.[delivery.deliveries - 1];
+      const action = (retaining ? 'defer' : (planned ?? 'commit')) as HandlerAction;
       return (await act(action, commit)) as undefined;
     },
   });
