@@ -8,7 +8,7 @@ import { z } from 'zod';
 // The public API, imported from its modules rather than the index so a restarted process
 // does not load the HTTP and REST layers it never uses (restart time is fault-window time).
 import { createSignedProcessor } from '../src/auth/signed-processor';
-import { useNodeCrypto } from '../src/node/crypto';
+import { nodeHmac } from '../src/node/crypto';
 import { createPoller } from '../src/poller';
 import { jsonPayload } from '../src/processor';
 import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port';
@@ -96,7 +96,6 @@ function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK', line: StartLine | RunLine |
 }
 
 async function main(config: ChildConfig): Promise<void> {
-  useNodeCrypto();
   const key = process.env[HMAC_KEY_ENV];
   if (!key) throw new Error(`${HMAC_KEY_ENV} is not set`);
   const ledger = new LedgerWriter(config.ledgerFile, config.ledgerSync);
@@ -135,6 +134,7 @@ async function main(config: ChildConfig): Promise<void> {
     stream: config.stream,
     auth: { mode: 'hmac', keyId: config.keyId, key, producer: config.producer },
     decode: jsonPayload(payloadSchema),
+    hmac: nodeHmac, // native HMAC, as every Node entry point uses
     handler: async (delivery) => {
       const handlerStarted = Date.now();
       const commit = async (): Promise<'duplicate' | undefined> => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { createPublisher, deriveStreamKeys, runRetention, parseRetentionConfig, type PublishEvent, type RedisPort } from '../src/index';
-import { connectIoredis, connectIoredisCluster, useNodeCrypto } from '../src/node';
+import { connectIoredis, connectIoredisCluster } from '../src/node';
 import { startRedisServer } from '../local/redis-server';
 import { startFaultProxy, type FaultProxy } from '../test/support/fault-proxy';
 import type { ChildConfig, ChildSettings, RedisTarget } from './child-config';
@@ -187,7 +187,6 @@ export interface RunOptions {
 }
 
 export async function runScenario(def: ScenarioDefinition, options: RunOptions): Promise<ScenarioResult> {
-  useNodeCrypto();
   const { seed } = options;
   const sizes: Sizes = { ...options.sizes, events: Math.min(options.sizes.events, def.maxEvents ?? Number.POSITIVE_INFINITY) };
   const log = (line: string) => options.log?.(`[${def.name}] ${line}`);
