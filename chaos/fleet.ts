@@ -1,0 +1,152 @@
+/**
+ * The poll processes of a scenario: the child bundled once with esbuild into one file (plain
+ * node, like a deployed function, and a fast restart), spawned per slot, SIGKILLed and restarted at
+ * will. It collects every run's START/RUN line for the deadline invariant (I6) and notices
+ * a child that died on its own (a crash the product must not cause).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type RunLine, type StartLine } from './child-config';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface ChildBundle {
+  readonly file: string;
+  cleanup(): void;
+}
+
+export async function bundleChild(): Promise<ChildBundle> {
+  mkdirSync(join(here, '.build'), { recursive: true });
+  const dir = mkdtempSync(join(here, '.build', 'child-'));
+  const file = join(dir, 'child.cjs');
+  await build({
+    entryPoints: [join(here, 'child.ts')],
+    outfile: file,
+    bundle: true,
+    platform: 'node',
+    // Everything in one CommonJS file: a restart loads one file instead of walking
+    // node_modules (a third of the start-up CPU), and restart time is time out of the fault.
+    format: 'cjs',
+    target: 'node20',
+    external: ['pg-native'],
+    logLevel: 'error',
+  });
+  return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface FleetEvents {
+  onRun(line: RunLine): void;
+  onStart(line: StartLine): void;
+  onEarlyAck(line: EarlyAckLine): void;
+  /** A child exited without being killed by the harness. */
+  onCrash(slot: string, pid: number | undefined, code: number | null, signal: string | null, stderr: string): void;
+}
+
+interface Slot {
+  readonly name: string;
+  readonly config: ChildConfig;
+  child: ChildProcess | undefined;
+  killedByUs: boolean;
+  /** The current process has started a run (it is past start-up). */
+  live: boolean;
+}
+
+export class Fleet {
+  readonly #bundle: string;
+  readonly #key: string;
+  readonly #events: FleetEvents;
+  readonly #slots = new Map<string, Slot>();
+  #stopped = false;
+  kills = 0;
+  spawns = 0;
+
+  constructor(bundle: string, key: string, events: FleetEvents) {
+    this.#bundle = bundle;
+    this.#key = key;
+    this.#events = events;
+  }
+
+  get slotNames(): string[] {
+    return [...this.#slots.keys()];
+  }
+
+  /** Slots whose process is past start-up and running: the ones a kill hits mid-work. */
+  get liveSlots(): string[] {
+    return [...this.#slots.values()].filter((slot) => slot.live && slot.child).map((slot) => slot.name);
+  }
+
+  add(name: string, config: ChildConfig): void {
+    const slot: Slot = { name, config, child: undefined, killedByUs: false, live: false };
+    this.#slots.set(name, slot);
+    this.#start(slot);
+  }
+
+  #start(slot: Slot): void {
+    if (this.#stopped) return;
+    slot.killedByUs = false;
+    slot.live = false;
+    const child = spawn(process.execPath, [this.#bundle, JSON.stringify(slot.config)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, [HMAC_KEY_ENV]: this.#key },
+    });
+    this.spawns += 1;
+    slot.child = child;
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      let nl: number;
+      while ((nl = out.indexOf('\n')) >= 0) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (line.startsWith('RUN ')) this.#events.onRun(JSON.parse(line.slice(4)) as RunLine);
+        else if (line.startsWith('EARLY_ACK ')) this.#events.onEarlyAck(JSON.parse(line.slice(10)) as EarlyAckLine);
+        else if (line.startsWith('START ')) {
+          if (slot.child === child) slot.live = true;
+          this.#events.onStart(JSON.parse(line.slice(6)) as StartLine);
+        }
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err = (err + chunk.toString()).slice(-4_000);
+    });
+    child.on('exit', (code, signal) => {
+      if (slot.child === child) slot.child = undefined;
+      if (!slot.killedByUs && !this.#stopped) {
+        this.#events.onCrash(slot.name, child.pid, code, signal, err);
+        // Keep the slot's work going: a crashed process is restarted like a killed one.
+        setTimeout(() => this.#start(slot), 100);
+      }
+    });
+  }
+
+  /** SIGKILLs the slot's process (if running) and starts a new one after `restartAfterMs`. */
+  killAndRestart(name: string, restartAfterMs = 0): number | undefined {
+    const slot = this.#slots.get(name)!;
+    const child = slot.child;
+    if (!child || child.exitCode !== null) return undefined;
+    slot.killedByUs = true;
+    slot.live = false;
+    const pid = child.pid;
+    child.kill('SIGKILL');
+    this.kills += 1;
+    child.once('exit', () => setTimeout(() => this.#start(slot), restartAfterMs));
+    return pid;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const exits: Array<Promise<void>> = [];
+    for (const slot of this.#slots.values()) {
+      const child = slot.child;
+      if (!child || child.exitCode !== null || child.signalCode !== null) continue;
+      slot.killedByUs = true;
+      exits.push(new Promise((resolve) => child.once('exit', () => resolve())));
+      child.kill('SIGKILL');
+    }
+    await Promise.all(exits);
+  }
+}

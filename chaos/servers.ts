@@ -1,0 +1,212 @@
+/**
+ * The Redis servers a scenario runs against, all private, on free loopback ports (never
+ * 6379): a restartable server with AOF `appendfsync always` (killed with SIGKILL and
+ * restarted on the same port and directory), and a 3-master Cluster with one replica per
+ * master whose masters can be failed over with `CLUSTER FAILOVER` on a replica.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, REDIS_SERVER_INSTALL_HINT } from '../local/redis-server';
+
+const STARTUP_TIMEOUT_MS = 15_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function cli(port: number, ...args: string[]): string {
+  const result = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
+  return result.stdout ?? '';
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function spawnRedis(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...extra];
+  const child = spawn('redis-server', args, { stdio: 'ignore' });
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (error) => reject(new Error(`cannot start redis-server (${error.message}); install it with: ${REDIS_SERVER_INSTALL_HINT}`)));
+    child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited early (code ${code})`)));
+  });
+  failed.catch(() => {});
+  await Promise.race([waitFor(() => ping(port), `redis-server on port ${port}`), failed]);
+  return child;
+}
+
+export interface Server {
+  readonly port: number;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export interface CrashableServer extends Server {
+  /** SIGKILL: no shutdown, no final AOF rewrite; what was fsynced is what survives. */
+  kill9(): Promise<void>;
+  /** Starts it again on the same port and directory (replaying the AOF). */
+  restart(): Promise<void>;
+  readonly running: boolean;
+}
+
+/** A standalone server with AOF `appendfsync always`: every acknowledged write is on disk. */
+export async function startCrashableRedis(): Promise<CrashableServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'saga-chaos-aof-'));
+  const args = ['--appendonly', 'yes', '--appendfsync', 'always'];
+  let child: ChildProcess | undefined = await spawnRedis(port, dir, args);
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get running() {
+      return child !== undefined;
+    },
+    async kill9() {
+      if (!child) return;
+      const dying = child;
+      child = undefined;
+      dying.kill('SIGKILL');
+      await exited(dying);
+    },
+    async restart() {
+      if (child) return;
+      // The port may linger for a moment after SIGKILL; retry until it binds.
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          child = await spawnRedis(port, dir, args);
+          return;
+        } catch (error) {
+          if (attempt >= 20) throw error;
+          await sleep(100);
+        }
+      }
+    },
+    async stop() {
+      const last = child;
+      child = undefined;
+      if (last) {
+        last.kill('SIGKILL');
+        await exited(last);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ReplicatedCluster {
+  readonly nodes: ReadonlyArray<{ host: string; port: number }>;
+  /** Fails the master owning `key`'s slot over to its replica; resolves with the new master's port. */
+  failover(key: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+interface NodeLine {
+  id: string;
+  port: number;
+  master: boolean;
+  masterId: string;
+  slots: string[];
+}
+
+function clusterNodes(port: number): NodeLine[] {
+  return cli(port, 'cluster', 'nodes')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const parts = line.split(' ');
+      return {
+        id: parts[0]!,
+        port: Number(parts[1]!.split('@')[0]!.split(':')[1]),
+        master: parts[2]!.includes('master'),
+        masterId: parts[3]!,
+        slots: parts.slice(8),
+      };
+    });
+}
+
+function replicaInSync(port: number): boolean {
+  const info = cli(port, 'info', 'replication');
+  return info.includes('role:slave') && info.includes('master_link_status:up') && info.includes('master_sync_in_progress:0');
+}
+
+function ownsSlot(node: NodeLine, slot: number): boolean {
+  return node.slots.some((range) => {
+    const [from, to = from] = range.split('-').map(Number);
+    return slot >= from! && slot <= to!;
+  });
+}
+
+export async function startReplicatedCluster(masters = 3): Promise<ReplicatedCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'saga-chaos-cluster-'));
+  const ports: number[] = [];
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(children.map(exited));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters * 2; i += 1) {
+      const port = await freePort(true);
+      ports.push(port);
+      children.push(await spawnRedis(port, dir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000']));
+    }
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stderr || created.stdout}`);
+    await waitFor(
+      () => ports.every((p) => cli(p, 'cluster', 'info').includes('cluster_state:ok')) && clusterNodes(ports[0]!).filter((n) => !n.master).length === masters,
+      'cluster state ok with replicas',
+      30_000,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+    async failover(key) {
+      const slot = Number(cli(ports[0]!, 'cluster', 'keyslot', key).trim());
+      const nodes = clusterNodes(ports[0]!);
+      const master = nodes.find((n) => n.master && ownsSlot(n, slot));
+      const replica = master && nodes.find((n) => !n.master && n.masterId === master.id);
+      if (!master || !replica) throw new Error(`no replica found for slot ${slot}`);
+      // A replica still loading its first full sync holds no (or old) data: promoting it
+      // would be Redis losing the stream, not the product. Fail over only a synced replica.
+      await waitFor(() => replicaInSync(replica.port), `replica ${replica.port} in sync`, 30_000);
+      const reply = cli(replica.port, 'cluster', 'failover').trim();
+      if (reply !== 'OK') throw new Error(`CLUSTER FAILOVER on ${replica.port} answered ${reply}`);
+      await waitFor(() => clusterNodes(replica.port).some((n) => n.port === replica.port && n.master), `failover to ${replica.port}`, 20_000);
+      await waitFor(() => replicaInSync(master.port), `old master ${master.port} resynced as a replica`, 30_000);
+      return replica.port;
+    },
+    stop,
+  };
+}

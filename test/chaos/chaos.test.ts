@@ -1,0 +1,40 @@
+/**
+ * The bounded chaos run (issue 13) on every `npm test`: the same harness, faults and
+ * invariant checks as `npm run chaos`, with a few hundred events per scenario. Each
+ * scenario must end with zero violations; a failure prints the seed that replays it
+ * (`npm run chaos -- --seed N --scenario name --quick`). CHAOS_SEED fixes the seed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleChild, type ChildBundle } from '../../chaos/fleet';
+import { runScenario } from '../../chaos/harness';
+import { randomSeed } from '../../chaos/rng';
+import { SCENARIOS } from '../../chaos/scenarios';
+import { BOUNDED, BOUNDED_SCENARIOS } from '../../chaos/suite';
+
+const seed = Number(process.env.CHAOS_SEED ?? randomSeed());
+/** Generous: a scenario takes 8-16 s on a loaded 2-core machine; no timing is asserted but I6's. */
+const SCENARIO_TIMEOUT_MS = 120_000;
+
+describe(`chaos (bounded, seed ${seed})`, () => {
+  let bundle: ChildBundle;
+  beforeAll(async () => {
+    bundle = await bundleChild();
+  });
+  afterAll(() => bundle?.cleanup());
+
+  it.each(BOUNDED_SCENARIOS.map((name) => SCENARIOS.find((s) => s.name === name)!))(
+    '$name: $title — 0 invariant violations',
+    async (scenario) => {
+      const result = await runScenario(scenario, { seed, sizes: BOUNDED, bundle: bundle.file });
+      const details = result.violationDetails.map((v) => `${v.invariant}: ${v.detail}`);
+      expect({ violations: result.violations, details, replay: `${result.replay} --quick` }).toEqual({
+        violations: 0,
+        details: [],
+        replay: `${result.replay} --quick`,
+      });
+      // Every event reached every group: nothing left pending once the faults stopped.
+      expect(result.committed).toBe(result.published * result.groups);
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+});
