@@ -239,8 +239,9 @@ export class History {
     if (known.reasons && !known.reasons.includes(reason)) {
       this.violate('I4', `reason ${key}`, `${known.label} (${entryId}) dead-lettered by ${group} as ${reason}, expected ${known.reasons.join('|')}`);
     }
-    const packed = originals.length === 2 && originals[0]!.toString() === 'packed' ? originals[1] : undefined;
-    const evidence = packed ? packedPairs(packed) : originals;
+    // An entry too wide to copy field by field is kept whole in packed_original (SPEC §3.3).
+    const packed = record.get('packed_original');
+    const evidence = packed && originals.length === 0 ? packedPairs(packed) : originals;
     if (!sameBytes(evidence, known.fields)) {
       const omitted = originals.some((b, i) => i % 2 === 0 && b.toString() === 'omitted_fields');
       this.violate('I4', `fields ${key}`, `${known.label} (${entryId}): the DLT record of ${group} does not hold the original fields byte-exact${omitted ? ' (only orig_omitted_fields)' : ''}`);

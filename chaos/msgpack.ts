@@ -1,7 +1,7 @@
 /**
- * A minimal MessagePack reader for dead-letter evidence packed into one value (SPEC §3.3
- * allows `orig_packed`, e.g. written with Redis's cmsgpack): nil, booleans, integers,
- * floats, str/bin (as bytes), arrays and maps — what cmsgpack emits for a Lua table.
+ * A minimal MessagePack reader for dead-letter evidence packed into one value (SPEC §3.3:
+ * the product writes a too-wide entry whole as `packed_original` with Redis's cmsgpack): nil,
+ * booleans, integers, floats, str/bin (as bytes), arrays and maps — what cmsgpack emits for a Lua table.
  */
 export type Packed = null | boolean | number | Buffer | Packed[] | Map<Packed, Packed>;
 
