@@ -4,7 +4,7 @@
  * with their schedules, the publish API's producers, and retention. Secrets appear only as
  * the NAMES of environment variables; their values are read at run time (secrets.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { consumerConfigSchema, keyName } from '../config';
 import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';

@@ -33,7 +33,7 @@ export function onceUntilFailure<T>(start: () => Promise<T>): () => Promise<T> {
 export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole): () => Promise<Started> {
   return onceUntilFailure(async () => {
     const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role), deps.fetchSecret);
-    const port = deps.connect(config, env);
+    const port = await deps.connect(config, env);
     // Every publisher of the container wakes the next step: the publish API's and the
     // handlers' follow-up events alike (the stack gives publishing functions the queue URL).
     const wakeUp = role === 'trim' ? undefined : sqsWakeUpFor(role, config, env, deps);
