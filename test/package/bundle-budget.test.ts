@@ -17,7 +17,7 @@ const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.u
 
 async function bundle(options: BuildOptions): Promise<{ gzip: number; inputs: string[] }> {
   const result = await build({ bundle: true, write: false, minify: true, metafile: true, logLevel: 'silent', outdir: '/virtual', ...options });
-  const js = result.outputFiles.find((file) => file.path.endsWith('.js'))!;
+  const js = result.outputFiles!.find((file) => file.path.endsWith('.js'))!;
   const output = Object.values((result.metafile as Metafile).outputs).find((o) => o.entryPoint)!;
   return { gzip: gzipSync(js.contents).length, inputs: Object.keys(output.inputs) };
 }
