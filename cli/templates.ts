@@ -58,7 +58,7 @@ function config(name: string): string {
  *   ORDERS_SIGNING_KEY              HMAC key of the shop producer (hex:…, base64:… or text, ≥ 16 bytes)
  *   SHOP_PRODUCER_TOKEN             bearer token of the shop on the publish API
  */
-import { defineConfig, entryConsumer, jsonPayload } from 'saga-streams';
+import { defineConfig, entryConsumer } from 'saga-streams';
 import { fulfilOrder, type Order } from './handler';
 
 export const ORDERS = '${name}:{orders}:placed';
@@ -79,7 +79,7 @@ export default defineConfig({
       group: 'fulfilment',
       schedule: '* * * * *',
       settings: { runBudgetMs: 20_000, minIdleMs: 60_000 },
-      handler: entryConsumer(({ payload }) => fulfilOrder(payload as Order), jsonPayload),
+      handler: entryConsumer(({ payload }) => fulfilOrder(JSON.parse(new TextDecoder().decode(payload)) as Order)),
     },
   },
   publishApi: { producers: { shop: { tokenEnv: 'SHOP_PRODUCER_TOKEN', eventTypes: ['order.placed'] } } },

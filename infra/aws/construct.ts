@@ -81,7 +81,8 @@ export class SagaStreams extends Construct {
         entry: writeHandlerFile({ entry, exportName, role, projectRoot, runtimeModule }),
         projectRoot,
         lockFile,
-        unusedClient: config.data.redis.tcp ? '@upstash/redis' : 'ioredis',
+        // A REST-only deployment never loads ioredis (imported only when TCP is configured).
+        externals: config.data.redis.tcp ? [] : ['ioredis'],
       });
       grants.bind(fn, secretNamesOf(config, role));
       this.functions[role] = fn;

@@ -1,7 +1,7 @@
 /**
  * One Lambda function of the set: Node.js 22, bundled by the local esbuild (never Docker;
- * the AWS SDK stays external because the runtime provides it, and so does the Redis client the
- * deployment does not use: it is imported only when chosen), with the Parameters and
+ * the AWS SDK stays external because the runtime provides it, and so does ioredis for a
+ * REST-only deployment: it is imported only when chosen), with the Parameters and
  * Secrets extension layer the handlers read their secrets through.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -21,8 +21,8 @@ export interface SagaFunctionOptions {
   readonly entry: string;
   readonly projectRoot: string;
   readonly lockFile: string;
-  /** Redis client the function never loads (the other one is chosen): left out of the bundle. */
-  readonly unusedClient: string;
+  /** Modules the function never loads (e.g. ioredis for a REST-only deployment): left out of the bundle. */
+  readonly externals: readonly string[];
 }
 
 export function sagaFunction(scope: Construct, id: string, options: SagaFunctionOptions): NodejsFunction {
@@ -45,7 +45,7 @@ export function sagaFunction(scope: Construct, id: string, options: SagaFunction
     }),
     bundling: {
       forceDockerBundling: false,
-      externalModules: ['@aws-sdk/*', options.unusedClient],
+      externalModules: ['@aws-sdk/*', ...options.externals],
       format: OutputFormat.CJS,
       target: 'node22',
       minify: true,

@@ -97,8 +97,6 @@ describe('AWS stack of the example deployment', () => {
       expect(js).not.toMatch(/require\("@aws-sdk\/client-sqs"\)/);
       expect(js).not.toContain('class SQSClient');
     }
-    // TCP deployment: the REST client is left out (external, and only imported when chosen).
-    for (const js of code) expect(js).not.toContain('Upstash-Telemetry-Sdk');
   });
 
   it('schedules one rule per scheduled consumer, its Scheduled Event input naming the consumer', () => {

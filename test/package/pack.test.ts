@@ -124,7 +124,7 @@ describe('the packed package', () => {
     const inputs = Object.keys((JSON.parse(readFileSync(join(project, 'out', 'worker.json'), 'utf8')) as { inputs: object }).inputs);
     expect(inputs.some((input) => input.includes('node_modules/saga-streams/dist/'))).toBe(true);
     expect(inputs.filter((input) => input.includes('node_modules/ioredis'))).toEqual([]);
-    expect(Object.keys(JSON.parse(run('node', ['-e', 'console.log(JSON.stringify(require("./out/lambda.cjs")))'], project)))).toEqual(
+    expect(Object.keys(JSON.parse(run('node', ['-e', 'console.log(JSON.stringify(Object.fromEntries(Object.keys(require("./out/lambda.cjs")).map((k) => [k, 1]))))'], project)))).toEqual(
       expect.arrayContaining(['poll', 'trim', 'publish', 'wakeUp']),
     );
   }, SLOW);

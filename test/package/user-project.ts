@@ -7,7 +7,7 @@ export function userProjectFiles(prefix: string): Record<string, string> {
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
       include: ['src'],
     }),
-    'src/saga.ts': `import { defineConfig, entryConsumer, jsonPayload, Rejection, type HandlerOutcome } from 'saga-streams';
+    'src/saga.ts': `import { defineConfig, entryConsumer, Rejection, type HandlerOutcome } from 'saga-streams';
 
 interface Order { readonly orderId: string; readonly items: number }
 
@@ -26,7 +26,7 @@ export default defineConfig({
       group: 'fulfilment',
       schedule: '* * * * *',
       settings: { runBudgetMs: 5_000, minIdleMs: 60_000 },
-      handler: entryConsumer(({ payload }) => fulfil(payload as Order), jsonPayload),
+      handler: entryConsumer(({ payload }) => fulfil(JSON.parse(new TextDecoder().decode(payload)) as Order)),
     },
   },
   publishApi: { producers: { shop: { tokenEnv: 'SHOP_PRODUCER_TOKEN', eventTypes: ['order.placed'] } } },

@@ -28,8 +28,8 @@ export type ResolvedDeps = Required<Omit<LambdaDeps, 'sqs'>> & Pick<LambdaDeps, 
 
 /**
  * TCP when configured, else REST. Each client is imported only when chosen, so a bundle can
- * leave the other one out (the CDK construct marks it external): a TCP-only Lambda never
- * loads @upstash/redis, a REST-only one never loads ioredis.
+ * leave the other one out (the CDK construct marks ioredis external for REST-only
+ * deployments), and a TCP Lambda never evaluates the REST client at start-up.
  */
 export async function connectDeployment(config: DeploymentConfig, env: SecretEnv): Promise<RedisPort> {
   if (config.data.redis.tcp) return (await import('../../../src/deployment/connect-tcp')).connectTcp(config, env);
