@@ -36,7 +36,7 @@ export async function measureColdImport(repoDir: string, benchDir: string): Prom
   try {
     const file = join(dir, 'poll.cjs');
     await build({
-      entryPoints: [join(repoDir, 'functions', 'aws', 'poll.ts')],
+      entryPoints: [join(repoDir, 'functions', 'aws', 'handlers.ts')],
       outfile: file,
       bundle: true,
       platform: 'node',

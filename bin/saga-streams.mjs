@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// The package's `saga-streams` command: runs the TypeScript CLI (and the user's TypeScript
-// config, e.g. saga.config.ts) through tsx, without a build step.
-import { register } from 'tsx/esm/api';
+// The package's `saga-streams` command. Installed, it runs the built CLI (dist/cli.js: plain
+// JavaScript, no TypeScript loader at run time; the user's saga.config.ts loads through jiti).
+// In a source checkout (cli/main.ts present, not shipped in the package) it runs the sources
+// through tsx, so the repository's own `npm start` and tests need no build.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../cli/main.ts');
+const source = new URL('../cli/main.ts', import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(source.href);
+} else {
+  await import('../dist/cli.js');
+}

@@ -12,6 +12,7 @@ const GLOBAL_OPTIONS = {
   config: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 } satisfies Record<string, OptionSpec>;
 
 const COMMAND_OPTIONS = {
@@ -41,6 +42,8 @@ const COMMAND_OPTIONS = {
     traceparent: { type: 'string' },
   },
   'db migrate': { print: { type: 'boolean' } },
+  init: { platform: { type: 'string' }, name: { type: 'string' } },
+  wrangler: { main: { type: 'string' }, queue: { type: 'string' } },
   help: {},
 } satisfies Record<string, Record<string, OptionSpec>>;
 
@@ -53,6 +56,7 @@ export interface ParsedArgs {
   readonly config: string;
   readonly json: boolean;
   readonly help: boolean;
+  readonly version: boolean;
   string(name: string): string | undefined;
   strings(name: string): readonly string[];
   flag(name: string): boolean;
@@ -95,6 +99,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     config: (values.config as string | undefined) ?? DEFAULT_CONFIG_PATH,
     json: values.json === true,
     help: values.help === true,
+    version: values.version === true,
     string: (name) => values[name] as string | undefined,
     strings: (name) => (values[name] as string[] | undefined) ?? [],
     flag: (name) => values[name] === true,

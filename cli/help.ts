@@ -37,10 +37,19 @@ Commands:
                                    stack's PGlite in .saga-streams/pglite when unset)
       --print                      print saga-streams' SQL instead of applying it
 
+  init [dir]                       scaffold a project using saga-streams (config, handler, test,
+                                   deploy files)
+      --platform aws|cloudflare    deploy files to write (default aws)
+      --name <name>                deployment name (default: the directory's name)
+  wrangler                         print the wrangler.toml of the config (Cloudflare Worker)
+      --main <path>                the Worker module (default src/worker.ts)
+      --queue <name>               wake-up queue name (default <deployment>-wake-ups)
+
 Global options:
   --config <path>                  deployment config module (default ./saga.config.ts)
   --json                           machine-readable output: one JSON document per line on stdout
   -h, --help                       this help
+  -v, --version                    the installed saga-streams version
 
 Durations: 500ms, 30s, 10m, 2h, 7d.
 Environment: REDIS_URL (or the variable named by the config's redis.tcp.urlEnv) and the

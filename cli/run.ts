@@ -8,16 +8,19 @@ import { backlogCommand } from './commands/backlog';
 import { dltListCommand, dltRedriveCommand } from './commands/dlt';
 import { pollCommand } from './commands/poll';
 import { publishCommand } from './commands/publish';
+import { initCommand } from './commands/init';
 import { trimCommand } from './commands/trim';
+import { wranglerCommand } from './commands/wrangler';
 import { createContext, type CommandContext } from './context';
 import { ExitCodes, type ExitCode } from './exit-codes';
 import { HELP } from './help';
 import type { CliIo } from './io';
 import { loadConfig } from './load-config';
+import { packageVersion } from './version';
 
 type Command = (ctx: CommandContext) => Promise<void>;
 
-const COMMANDS: Record<Exclude<CommandName, 'help'>, Command> = {
+const COMMANDS: Record<Exclude<CommandName, 'help' | 'init'>, Command> = {
   // Loaded on demand: the local stack pulls in the HTTP server, which other commands never need.
   dev: async (ctx) => (await import('./commands/dev')).devCommand(ctx),
   poll: pollCommand,
@@ -28,6 +31,7 @@ const COMMANDS: Record<Exclude<CommandName, 'help'>, Command> = {
   publish: publishCommand,
   // Loaded on demand: only this command needs a database driver.
   'db migrate': async (ctx) => (await import('./commands/db')).dbMigrateCommand(ctx),
+  wrangler: wranglerCommand,
 };
 
 /** Usage errors, and publish input the publisher refused before sending, are the caller's mistake. */
@@ -51,9 +55,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   } catch (error) {
     return report(io, argv.includes('--json'), error);
   }
+  if (args.version) {
+    io.out(packageVersion());
+    return ExitCodes.ok;
+  }
   if (args.help || args.command === 'help') {
     io.out(HELP.trimEnd());
     return ExitCodes.ok;
+  }
+  if (args.command === 'init') {
+    try {
+      initCommand(args, io);
+      return ExitCodes.ok;
+    } catch (error) {
+      return report(io, args.json, error);
+    }
   }
   let ctx: CommandContext | undefined;
   try {

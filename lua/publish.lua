@@ -3,24 +3,45 @@
 
   A producer's outbox retries a publish whose reply it never saw; without this window each
   retry would append another entry for the same event_id. The record key holds the entry
-  id of the first append, so a retry gets that id back and appends nothing. The record is
-  written after XADD: if XADD fails (e.g. WRONGTYPE) nothing at all is written, and a
-  record never points at an entry that was not appended.
+  id of the first append, so a retry gets that id back and appends nothing. The record also
+  holds a digest of the event's body (its first ARGV[2] field/value pairs: type, id,
+  payload), so the same event_id with a DIFFERENT body is told apart from a true repeat:
+  that is a client reusing an idempotency key, and acking it as a duplicate would silently
+  drop the second event. The record is written after XADD: if XADD fails (e.g. WRONGTYPE)
+  nothing at all is written, and a record never points at an entry that was not appended.
 
   KEYS[1]  stream
   KEYS[2]  dedupe record key, <stream>:pub:<event_id> (same hash tag as the stream)
   ARGV[1]  window, seconds (positive integer): the record's TTL
-  ARGV[2..] the entry's field, value pairs, in order
+  ARGV[2]  how many leading field/value pairs make up the body the digest covers
+  ARGV[3..] the entry's field, value pairs, in order
 
-  Reply: { entry_id, duplicate }
+  Reply: { entry_id, status }
     entry_id   the appended entry's id, or the original one when the record existed
-    duplicate  1 when the record existed and nothing was appended, else 0
+    status     0 appended; 1 duplicate (record with the same body, nothing appended);
+               2 key reused (record with a different body, nothing appended)
+  Records written before digests existed hold only the entry id: treated as duplicates.
 ]]
-local original = redis.call('GET', KEYS[2])
-if original then
+local body_pairs = tonumber(ARGV[2])
+local parts = {}
+for i = 3, math.min(#ARGV, 2 + 2 * body_pairs) do
+  -- Length-prefixed, so no two different bodies concatenate to the same text.
+  parts[#parts + 1] = #ARGV[i] .. ':' .. ARGV[i]
+end
+local digest = redis.sha1hex(table.concat(parts))
+
+local record = redis.call('GET', KEYS[2])
+if record then
+  local original, stored = string.match(record, '^(%S+) (%x+)$')
+  if not original then
+    return { record, 1 }
+  end
+  if stored ~= digest then
+    return { original, 2 }
+  end
   return { original, 1 }
 end
 
-local entry_id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 2))
-redis.call('SET', KEYS[2], entry_id, 'EX', ARGV[1])
+local entry_id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
+redis.call('SET', KEYS[2], entry_id .. ' ' .. digest, 'EX', ARGV[1])
 return { entry_id, 0 }

@@ -1,1 +1,2 @@
 export function renderModule(): string;
+export function shippedText(source: string): string;

@@ -2,6 +2,9 @@
 // Compiles lua/*.lua into src/generated/lua-scripts.ts: the script text (embedded with
 // JSON.stringify, never a template literal) and its SHA-1, so nothing reads files at run
 // time and the same module runs in Node, Lambda and workerd.
+// The embedded text is the script with its comment lines blanked: the headers and the
+// safety arguments are for readers of lua/, and every function bundle (Lambda, Worker)
+// carries this module. Blank lines keep Redis's error line numbers pointing at lua/.
 // `--check` exits 1 when the committed module differs from what the scripts would produce.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +15,26 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const luaDir = join(root, 'lua');
 const target = join(root, 'src', 'generated', 'lua-scripts.ts');
 
+/** Blanks whole-line comments (`-- …` and `--[[ … ]]` blocks); code lines stay untouched. */
+export function shippedText(source) {
+  let inBlock = false;
+  return source
+    .split('\n')
+    .map((line) => {
+      const trimmed = line.trim();
+      if (inBlock) {
+        if (trimmed.includes(']]')) inBlock = false;
+        return '';
+      }
+      if (trimmed.startsWith('--[[')) {
+        inBlock = !trimmed.includes(']]');
+        return '';
+      }
+      return trimmed.startsWith('--') ? '' : line;
+    })
+    .join('\n');
+}
+
 export function renderModule() {
   const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua')).sort();
   const parts = [
@@ -20,7 +43,7 @@ export function renderModule() {
     '',
   ];
   for (const file of files) {
-    const text = readFileSync(join(luaDir, file), 'utf8');
+    const text = shippedText(readFileSync(join(luaDir, file), 'utf8'));
     const sha = createHash('sha1').update(text).digest('hex');
     const name = file.replace(/\.lua$/, '');
     const ident = name.replace(/-([a-z])/g, (_, c) => c.toUpperCase()) + 'Script';

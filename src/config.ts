@@ -3,7 +3,7 @@
  * every problem listed by field path. The parsed object is frozen; the caller's input is
  * never mutated.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError, type ConfigProblem } from './errors';
 import { deriveStreamKeys, derivedKeyProblems, hashTagOf, isValidKeyName, type StreamKeys } from './keys';
 

@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'REST_PAYLOAD_NOT_UTF8'
   | 'PUBLISH_ROUTE_UNKNOWN'
   | 'PUBLISH_EVENT_INVALID'
-  | 'PUBLISH_APPEND_FAILED';
+  | 'PUBLISH_APPEND_FAILED'
+  | 'PUBLISH_KEY_REUSED';
 
 export class SagaStreamsError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C;

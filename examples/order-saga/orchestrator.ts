@@ -5,7 +5,7 @@
  * the outbox — which the relay publishes, signed as the orchestrator, after commit. A result
  * for an unknown instance is a deterministic failure: dead-lettered, not retried forever.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { entryConsumer, resultConsumer, type ConsumerFactory, type HandlerContext } from '../../src/deployment/consumers';
 import type { SqlTx } from '../../src/postgres/sql';
 import { jsonPayload } from '../../src/processor';

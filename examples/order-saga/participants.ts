@@ -4,7 +4,7 @@
  * Each handling is one Postgres transaction: the inbox row, the step's own tables, and the
  * result in the outbox, which the relay publishes signed with the participant's keyring key.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { commandConsumer, type ConsumerFactory } from '../../src/deployment/consumers';
 import type { SqlTx } from '../../src/postgres/sql';
 import type { CommandEnvelope } from '../../src/saga/envelopes';

@@ -1,9 +1,10 @@
 /**
- * Cloudflare Worker entry (wrangler `main`): the example deployment of saga.config.ts.
- * Point this at your own config module to deploy yours. Secrets are Worker secrets
- * (`wrangler secret put NAME`), read by the names the config declares.
+ * Cloudflare Worker entry (wrangler `main`) of this repository's example deployment
+ * (saga.config.ts): what a user writes in their own project, `createWorker` over their
+ * config module. Secrets are Worker secrets (`wrangler secret put NAME`), read by the names
+ * the config declares.
  */
 import sagaConfig from '../../saga.config';
-import { createWorker } from './create-worker';
+import { createWorker } from './index';
 
 export default createWorker(sagaConfig);

@@ -1,21 +1,27 @@
 /**
- * The CDK app: one stack for the deployment in saga.config.ts. Secrets default to Secrets
- * Manager secrets named `<deployment>/<VARIABLE>`; override per variable in cdk.json
- * context `sagaStreams:secrets`, e.g. `{"REDIS_URL": {"ssmParameter": "/order-saga/redis-url"}}`,
+ * The CDK app of this repository: one stack for the example deployment in saga.config.ts,
+ * built from the sources (the generated handlers import functions/aws/index.ts instead of
+ * the published `saga-streams/aws`). Secrets default to Secrets Manager secrets named
+ * `<deployment>/<VARIABLE>`; override per variable in cdk.json context
+ * `sagaStreams:secrets`, e.g. `{"REDIS_URL": {"ssmParameter": "/order-saga/redis-url"}}`,
  * and set `sagaStreams:alarmTopicArn` to be notified.
  */
+import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
-import config from '../../saga.config';
-import { defaultSecretSources, type SecretSources } from './secrets';
+import type { SecretSources } from './secrets';
 import { SagaStreamsStack } from './stack';
+import { loadEntryConfig } from './load-entry';
 
+const entry = fileURLToPath(new URL('../../saga.config.ts', import.meta.url));
+const runtimeModule = fileURLToPath(new URL('../../functions/aws/index.ts', import.meta.url));
 const app = new App();
-const overrides = (app.node.tryGetContext('sagaStreams:secrets') ?? {}) as SecretSources;
+const secrets = (app.node.tryGetContext('sagaStreams:secrets') ?? {}) as SecretSources;
 const topicArn = (app.node.tryGetContext('sagaStreams:alarmTopicArn') as string | null | undefined) ?? undefined;
 
-new SagaStreamsStack(app, `${config.name}-saga-streams`, {
-  config,
-  secrets: defaultSecretSources(config, overrides),
+new SagaStreamsStack(app, `${loadEntryConfig(entry).name}-saga-streams`, {
+  entry,
+  runtimeModule,
+  secrets,
   alarms: { topicArn },
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

@@ -1,6 +1,8 @@
 /**
  * One Lambda function of the set: Node.js 22, bundled by the local esbuild (never Docker;
- * the AWS SDK stays external because the runtime provides it), with the Parameters and
+ * the AWS SDK stays external because the runtime provides it, and so does ioredis for a
+ * REST-only deployment, and node-postgres for one without a database: each is imported only
+ * when chosen), with the Parameters and
  * Secrets extension layer the handlers read their secrets through.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -9,7 +11,6 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { FunctionRole } from '../../functions/aws/lib/roles';
-import { ENTRY_FILES, LOCK_FILE, REPO_ROOT } from './paths';
 
 export interface SagaFunctionOptions {
   readonly role: FunctionRole;
@@ -17,16 +18,22 @@ export interface SagaFunctionOptions {
   readonly memorySizeMb: number;
   readonly logRetention: logs.RetentionDays;
   readonly description: string;
+  /** The generated handler module (exports `handler`). */
+  readonly entry: string;
+  readonly projectRoot: string;
+  readonly lockFile: string;
+  /** Modules the function never loads (e.g. ioredis for a REST-only deployment): left out of the bundle. */
+  readonly externals: readonly string[];
 }
 
 export function sagaFunction(scope: Construct, id: string, options: SagaFunctionOptions): NodejsFunction {
   const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: options.logRetention });
   return new NodejsFunction(scope, id, {
     description: options.description,
-    entry: ENTRY_FILES[options.role],
+    entry: options.entry,
     handler: 'handler',
-    projectRoot: REPO_ROOT,
-    depsLockFilePath: LOCK_FILE,
+    projectRoot: options.projectRoot,
+    depsLockFilePath: options.lockFile,
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
     timeout: Duration.seconds(Math.ceil(options.timeoutMs / 1_000)),
@@ -39,7 +46,7 @@ export function sagaFunction(scope: Construct, id: string, options: SagaFunction
     }),
     bundling: {
       forceDockerBundling: false,
-      externalModules: ['@aws-sdk/*'],
+      externalModules: ['@aws-sdk/*', ...options.externals],
       format: OutputFormat.CJS,
       target: 'node22',
       minify: true,

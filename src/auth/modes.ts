@@ -8,7 +8,7 @@
  * Parsed once, frozen, keys wrapped in SecretKey. A parsed mode serializes (JSON, inspect)
  * to its mode, key ids and producers only.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { problemsOf } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';
 import { FrozenMap } from '../frozen-map';

@@ -4,7 +4,7 @@
  * with their schedules, the publish API's producers, and retention. Secrets appear only as
  * the NAMES of environment variables; their values are read at run time (secrets.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { consumerConfigSchema, keyName } from '../config';
 import { DEFAULT_RELAY_BATCH, MAX_RELAY_BATCH } from '../postgres/relay';
 import { tablesSchema } from '../postgres/tables';

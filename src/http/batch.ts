@@ -5,7 +5,7 @@
  * refused with the status of the first such event, and `invalid_events` lists every one by
  * index — so nothing is half-written and the client can fix all of them at once.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isValidEventId } from '../keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
 import { isValidTraceparent } from '../publish/traceparent';

@@ -16,6 +16,7 @@ export function responseForError(error: unknown, log: Logger): Response {
     return problemResponse('event_invalid', error instanceof Error ? error.message : undefined);
   }
   if (code === 'PUBLISH_ROUTE_UNKNOWN') return problemResponse('event_type_unknown');
+  if (code === 'PUBLISH_KEY_REUSED') return problemResponse('idempotency_key_reused', error instanceof Error ? error.message : undefined);
   if (code !== undefined && UNAVAILABLE.has(code)) {
     log.error('redis unavailable', { error: describeError(error) });
     return problemResponse('redis_unavailable', 'Redis did not confirm the request; retry it with the same Idempotency-Key');

@@ -24,6 +24,8 @@ export const Problems = {
   payload_invalid: { status: 400, title: 'Payload is not decodable' },
   /** The publisher refused the event (e.g. non-UTF-8 bytes over REST, a batch spanning Cluster slots). */
   event_invalid: { status: 400, title: 'Event refused' },
+  // The convention payment APIs use: same key, different request → 422, never a silent duplicate.
+  idempotency_key_reused: { status: 422, title: 'Idempotency-Key was already used for a different event body' },
   batch_too_large: { status: 400, title: 'Batch holds too many events' },
   token_missing: { status: 401, title: 'Bearer token required' },
   token_invalid: { status: 401, title: 'Bearer token not recognised' },

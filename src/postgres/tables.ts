@@ -3,7 +3,7 @@
  * a plain lowercase SQL identifier (validated, then always double-quoted), so the names can
  * be configured without any text from config ever reaching SQL unchecked.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { problemsOf } from '../config';
 import { ConfigError } from '../errors';
 

@@ -3,7 +3,7 @@
  * turned into an immutable event_type → route map. A publisher signs, so it takes one key per
  * route and refuses a verification keyring.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkStreamAuth, type StreamAuth } from '../auth/modes';
 import { problemsOf, keyName } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';

@@ -11,7 +11,9 @@ export type PublishErrorCode =
   /** The event itself is unusable (event_id, payload or traceparent); nothing was written. */
   | 'PUBLISH_EVENT_INVALID'
   /** Redis did not confirm the append (unreachable, timed out, refused). Retry. */
-  | 'PUBLISH_APPEND_FAILED';
+  | 'PUBLISH_APPEND_FAILED'
+  /** The event_id was published with a different body within the dedupe window; nothing was written. */
+  | 'PUBLISH_KEY_REUSED';
 
 export class PublishError extends SagaStreamsError<PublishErrorCode> {
   /** True when retrying the same events can succeed. */

@@ -43,21 +43,28 @@ export interface Publisher {
   readonly duplicateHints: number;
 }
 
+/** Field/value pairs the dedupe digest covers: event type, event id, payload (entry-fields.ts puts them first). */
+const BODY_PAIRS = 3;
+
 function operationOf(config: PublisherConfig, entry: PreparedEntry): Operation {
   const { route, event, fields } = entry;
   if (config.dedupeWindowSeconds === 0) return command('XADD', route.stream, '*', ...fields);
   return {
     script: publishScript,
     keys: [route.stream, route.dedupePrefix + event.eventId],
-    args: [config.dedupeWindowSeconds, ...fields],
+    args: [config.dedupeWindowSeconds, BODY_PAIRS, ...fields],
   };
 }
 
 function resultOf(entry: PreparedEntry, reply: RedisReply, deduped: boolean): PublishResult {
   const base = { eventId: entry.event.eventId, eventType: entry.event.eventType, stream: entry.route.stream };
   if (!deduped) return { ...base, entryId: asText(reply, 'XADD reply'), duplicate: false };
-  const [entryId, duplicate] = asArray(reply, 'publish reply');
-  return { ...base, entryId: asText(entryId, 'publish entry id'), duplicate: asInteger(duplicate, 'publish duplicate flag') === 1 };
+  const [entryId, status] = asArray(reply, 'publish reply');
+  const code = asInteger(status, 'publish status');
+  if (code === 2) {
+    throw new PublishError('PUBLISH_KEY_REUSED', `event_id ${entry.event.eventId} was already published with a different body within the dedupe window: use a new event_id for a new event`);
+  }
+  return { ...base, entryId: asText(entryId, 'publish entry id'), duplicate: code === 1 };
 }
 
 export function createPublisher(options: PublisherOptions): Publisher {

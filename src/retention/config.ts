@@ -3,7 +3,7 @@
  * kept, and when idle empty consumers are reaped. Parsed once with zod, every problem listed
  * by field path, never echoing values; the result is frozen.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { problemsOf, keyName, memberName } from '../config';
 import { ConfigError, type ConfigProblem } from '../errors';
 import { deriveStreamKeys, derivedDltProblems, hashTagOf } from '../keys';

@@ -5,7 +5,7 @@
  * A capability consumer (a participant that knows its step, not the whole definition)
  * is bound the same way without the digest.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DeadLetterReasons } from '../auth/reasons';
 import { problemsOf } from '../config';
 import type { Poller } from '../poller';

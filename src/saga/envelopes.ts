@@ -3,7 +3,7 @@
  * are dropped rather than refused, so a producer may add fields before every consumer
  * knows them; everything the contract names is required and checked.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const nonEmpty = z.string().min(1).max(256);
 export const definitionDigestSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');

@@ -4,7 +4,7 @@
  * from the producers listed for that step (a step not listed accepts nobody), and anyone
  * else's is dead-lettered as an auth rejection.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DeadLetterReasons } from '../auth/reasons';
 import { problemsOf } from '../config';
 import type { Poller } from '../poller';

@@ -3,12 +3,15 @@
  * backlog, trim, dead-letter listing and redrive (a record redriven after the "fix" is
  * acked), --json output and exit codes. State is read back from Redis directly.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { runCli } from '../../cli/run';
 import { adminClient, pendingIds } from '../support/redis';
-import { recordingIo, TEST_KEY, writeFixtureConfig, type FixtureConfig } from './fixture';
+import { recordingIo, REPO_ROOT, TEST_KEY, writeFixtureConfig, type FixtureConfig } from './fixture';
 
 describe('saga-streams commands', () => {
   let fixture: FixtureConfig;
@@ -118,6 +121,8 @@ describe('saga-streams commands', () => {
       ['backlog', '--stream', 'x'],
       ['dlt'],
       ['dlt', 'list', '--older-than', 'ten minutes'],
+      ['dlt', 'list', '--older-than', '90'],
+      ['poll', 'things', '--budget', '1500'],
       ['dlt', 'redrive'],
       ['dlt', 'redrive', '1-1', '--all'],
       ['publish', 'thing.happened', '--payload', 'x'],
@@ -145,6 +150,31 @@ describe('saga-streams commands', () => {
     const withKey = recordingIo({ REDIS_URL: inject('redisUrl'), CLI_TEST_KEY: TEST_KEY });
     await runCli(['--config', fixture.path, 'poll', 'things', '--json'], withKey);
     expect([...withKey.stdout, ...withKey.stderr, ...noKey.stdout, ...noKey.stderr].join('\n')).not.toContain(TEST_KEY.slice(4, 20));
+  });
+
+  it('asks for a unit on a bare number of a duration', async () => {
+    const { code, io } = await cli('poll', 'things', '--budget', '90');
+    expect(code).toBe(2);
+    expect(io.stderr.join('\n')).toContain('--budget needs a unit: 90ms, 90s');
+  });
+
+  it('prints its version, and scaffolds a project with init (refusing to overwrite it)', async () => {
+    const version = recordingIo(env());
+    expect(await runCli(['--version'], version)).toBe(0);
+    expect(version.stdout).toEqual([JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version]);
+    const dir = mkdtempSync(join(tmpdir(), 'saga-streams-init-'));
+    try {
+      const init = recordingIo(env(), dir);
+      expect(await runCli(['init', 'shop', '--platform', 'cloudflare'], init)).toBe(0);
+      const pkg = JSON.parse(readFileSync(join(dir, 'shop', 'package.json'), 'utf8'));
+      expect(pkg.dependencies['saga-streams']).toMatch(/^\^\d/);
+      expect(readFileSync(join(dir, 'shop', 'wrangler.toml'), 'utf8')).toContain('main = "src/worker.ts"');
+      const again = recordingIo(env(), dir);
+      expect(await runCli(['init', 'shop', '--platform', 'cloudflare'], again)).toBe(2);
+      expect(again.stderr.join('\n')).toContain('not overwriting');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('prints help with the exit codes and exits 0', async () => {

@@ -94,12 +94,22 @@ describe.each(clientKinds)('publish API over $name', (kind) => {
     expect(wakeUps).toEqual([[streams.orders]]);
   });
 
-  it('200 duplicate: the same Idempotency-Key inside the dedupe window appends nothing', async () => {
+  it('200 duplicate: the same Idempotency-Key and body inside the dedupe window appends nothing', async () => {
     const api = app();
     const first = (await (await api.request('/v1/events/order.placed', placed())).json()) as { entry_id: string };
-    const again = await api.request('/v1/events/order.placed', placed({}, '{"order":"changed"}'));
+    const again = await api.request('/v1/events/order.placed', placed());
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ event_id: 'evt-1', stream: streams.orders, entry_id: first.entry_id, duplicate: true });
+    expect(await admin.xlen(streams.orders)).toBe(1);
+  });
+
+  it('422 idempotency_key_reused: the same Idempotency-Key with a different body appends nothing', async () => {
+    const api = app();
+    await api.request('/v1/events/order.placed', placed());
+    const reused = await api.request('/v1/events/order.placed', placed({}, '{"order":"changed"}'));
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('content-type')).toContain('application/problem+json');
+    expect(await reused.json()).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
     expect(await admin.xlen(streams.orders)).toBe(1);
   });
 

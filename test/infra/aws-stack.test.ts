@@ -8,6 +8,7 @@
 import { sandbox } from './cdk-sandbox';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -21,6 +22,9 @@ import { defaultSecretSources, type SecretSources } from '../../infra/aws/secret
 import { SagaStreamsStack } from '../../infra/aws/stack';
 import { variant } from './config-variants';
 
+/** The stack reads its config from this module, the one its functions bundle. */
+const ENTRY = fileURLToPath(new URL('../../saga.config.ts', import.meta.url));
+const RUNTIME_MODULE = fileURLToPath(new URL('../../functions/aws/index.ts', import.meta.url));
 const SOURCES: SecretSources = defaultSecretSources(config, { REDIS_URL: { ssmParameter: '/order-saga/redis-url' } });
 /** Skips esbuild for stacks built only to check validation or structure. */
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -33,7 +37,7 @@ let template: Template;
 
 beforeAll(() => {
   app = new App({ outdir: sandbox.path('cdk.out') });
-  stack = new SagaStreamsStack(app, 'OrderSaga', { config, secrets: SOURCES });
+  stack = new SagaStreamsStack(app, 'OrderSaga', { entry: ENTRY, runtimeModule: RUNTIME_MODULE, secrets: SOURCES });
   template = Template.fromStack(stack);
 }, 120_000);
 afterAll(() => sandbox.remove());
@@ -84,11 +88,13 @@ describe('AWS stack of the example deployment', () => {
     expect(bundles).toHaveLength(4);
     const code = bundles.map((dir) => readFileSync(join(assembly.directory, dir, 'index.js'), 'utf8'));
     expect(code.every((js) => js.includes('handler'))).toBe(true);
-    // Every function whose publishers send wake-ups uses SQS; the SDK is required, never bundled.
+    // Every function whose publishers send wake-ups uses SQS; the SDK is imported on first
+    // send (never at start-up) and never bundled.
     const sqsBundles = code.filter((js) => js.includes('@aws-sdk/client-sqs'));
     expect(sqsBundles.length).toBeGreaterThanOrEqual(3);
     for (const js of sqsBundles) {
-      expect(js).toMatch(/require\("@aws-sdk\/client-sqs"\)/);
+      expect(js).toMatch(/import\("@aws-sdk\/client-sqs"\)/);
+      expect(js).not.toMatch(/require\("@aws-sdk\/client-sqs"\)/);
       expect(js).not.toContain('class SQSClient');
     }
   });
@@ -203,7 +209,7 @@ describe('AWS stack of the example deployment', () => {
 
 describe('configs the stack refuses', () => {
   const build = (cfg: ReturnType<typeof variant>, secrets: SecretSources = defaultSecretSources(cfg)) =>
-    new SagaStreamsStack(new App({ outdir: sandbox.path('refused'), context: NO_BUNDLING }), 'Variant', { config: cfg, secrets });
+    new SagaStreamsStack(new App({ outdir: sandbox.path('refused'), context: NO_BUNDLING }), 'Variant', { entry: ENTRY, config: cfg, secrets, secretDefaults: false });
 
   it('fails synthesis when a consumer minIdle is not above its function timeout, naming the field and the numbers', () => {
     const timeoutMs = pollTimeoutMs([variant({ minIdleMs: 60_000 }).consumers.get('fulfil')!.config]);

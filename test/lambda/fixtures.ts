@@ -100,8 +100,8 @@ export function harness(options: { env?: SecretEnv; now?: () => number; fetchSec
     deps: {
       env,
       fetchSecret: options.fetchSecret ?? (() => Promise.reject(new Error('no secret store in this test'))),
-      connect: (config, resolved) => {
-        const port = meterPort(connectDeployment(config, resolved));
+      connect: async (config, resolved) => {
+        const port = meterPort(await connectDeployment(config, resolved));
         ports.push(port);
         return port;
       },

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SqsSender } from '../../functions/aws/lib/sqs-wake-up';
 import { createPublishHandler } from '../../functions/aws/lib/publish-api';
 import { createWakeUpPollHandler } from '../../functions/aws/lib/wake-up-poll';
 import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
@@ -24,7 +24,7 @@ describe('publish function', () => {
   });
 
   function setUp(prefix: string) {
-    const sent: Array<SendMessageCommand['input']> = [];
+    const sent: Array<Parameters<SqsSender['send']>[0]['input']> = [];
     const run = harness();
     runs.push(run);
     const handler = createPublishHandler(deployment(prefix), { ...run.deps, sqs: { send: async (command) => void sent.push(command.input) } });

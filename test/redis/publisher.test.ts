@@ -76,7 +76,8 @@ describe.each(clientKinds)('publisher over $name', (kind) => {
       traceparent: TP,
     });
     expect(fields.get('sig')!.toString()).toBe(expected);
-    expect(await admin.get(`${orders}:pub:e1`)).toBe(result.entryId);
+    // The dedupe record: the entry id, then the SHA-1 digest of the event's body.
+    expect(await admin.get(`${orders}:pub:e1`)).toMatch(new RegExp(`^${result.entryId} [0-9a-f]{40}$`));
     const ttl = await admin.ttl(`${orders}:pub:e1`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(600);
@@ -121,12 +122,19 @@ describe.each(clientKinds)('publisher over $name', (kind) => {
   it('returns the original entry id inside the dedupe window and appends nothing', async () => {
     const publisher = publisherWith();
     const first = await publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: 'first' });
-    const again = await publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: 'retried' });
+    const again = await publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: 'first' });
     expect(again).toEqual({ ...first, duplicate: true });
-    const [inBatch] = await publisher.publishBatch([{ eventType: 'order.placed', eventId: 'e1', payload: 'batched' }]);
+    const [inBatch] = await publisher.publishBatch([{ eventType: 'order.placed', eventId: 'e1', payload: 'first' }]);
     expect(inBatch).toEqual({ ...first, duplicate: true });
     expect(await admin.xlen(orders)).toBe(1);
     expect((await entriesOf(admin, orders))[0]![1].get('payload')!.toString()).toBe('first');
+  });
+
+  it('refuses the same event_id with a different body inside the window (PUBLISH_KEY_REUSED), appending nothing', async () => {
+    const publisher = publisherWith();
+    await publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: 'first' });
+    await expect(publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: 'changed' })).rejects.toMatchObject({ code: 'PUBLISH_KEY_REUSED', transient: false });
+    expect(await admin.xlen(orders)).toBe(1);
   });
 
   it('appends every publish when the dedupe window is off', async () => {

@@ -7,7 +7,6 @@ import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { createRuntime, type DeploymentRuntime } from '../../../src/deployment/runtime';
 import { nodeHmac } from '../../../src/node/crypto';
 import type { SecretEnv } from '../../../src/deployment/secrets';
-import { connectPg } from '../../../src/postgres/pg';
 import type { ResolvedDeps } from './deps';
 import { secretNamesOf, type FunctionRole } from './roles';
 import { resolveSecretEnv } from './secret-env';
@@ -34,12 +33,16 @@ export function onceUntilFailure<T>(start: () => Promise<T>): () => Promise<T> {
 export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole): () => Promise<Started> {
   return onceUntilFailure(async () => {
     const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role), deps.fetchSecret);
-    const port = deps.connect(config, env);
+    const port = await deps.connect(config, env);
     // Every publisher of the container wakes the next step: the publish API's and the
     // handlers' follow-up events alike (the stack gives publishing functions the queue URL).
     const wakeUp = role === 'trim' ? undefined : sqsWakeUpFor(role, config, env, deps);
     const url = config.data.postgres ? env[config.data.postgres.urlEnv] : undefined;
-    const database = url ? async () => connectPg({ connectionString: url, max: 2 }) : undefined;
+    // node-postgres is loaded only by deployments that have a database: a TCP-only poll
+    // function neither bundles it eagerly nor pays its import at cold start.
+    const database = url
+      ? async () => (await import('../../../src/postgres/pg')).connectPg({ connectionString: url, max: 2 })
+      : undefined;
     return { runtime: createRuntime(config, { port, env, hmac: nodeHmac, now: deps.now, wakeUp, log: deps.log, database }), env };
   });
 }

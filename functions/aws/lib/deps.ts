@@ -3,8 +3,6 @@
  * defaults (process environment, the secrets extension, a real connection, the clock,
  * stdout); tests pass their own.
  */
-import { connectRest } from '../../../src/deployment/connect-rest';
-import { connectTcp } from '../../../src/deployment/connect-tcp';
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import type { SecretEnv } from '../../../src/deployment/secrets';
 import type { RedisPort } from '../../../src/redis/port';
@@ -18,7 +16,7 @@ export interface LambdaDeps {
   /** Reads one secret from its store. Default: the Parameters and Secrets extension. */
   readonly fetchSecret?: SecretFetcher;
   /** Opens the container's Redis port. Default: TCP when configured, else REST. */
-  readonly connect?: (config: DeploymentConfig, env: SecretEnv) => RedisPort;
+  readonly connect?: (config: DeploymentConfig, env: SecretEnv) => RedisPort | Promise<RedisPort>;
   readonly now?: () => number;
   /** Writes one log line. Default: raw stdout, so each line reaches CloudWatch as pure JSON (EMF). */
   readonly log?: (line: string) => void;
@@ -28,8 +26,14 @@ export interface LambdaDeps {
 
 export type ResolvedDeps = Required<Omit<LambdaDeps, 'sqs'>> & Pick<LambdaDeps, 'sqs'>;
 
-export function connectDeployment(config: DeploymentConfig, env: SecretEnv): RedisPort {
-  return config.data.redis.tcp ? connectTcp(config, env) : connectRest(config, env);
+/**
+ * TCP when configured, else REST. Each client is imported only when chosen, so a bundle can
+ * leave the other one out (the CDK construct marks ioredis external for REST-only
+ * deployments), and a TCP Lambda never evaluates the REST client at start-up.
+ */
+export async function connectDeployment(config: DeploymentConfig, env: SecretEnv): Promise<RedisPort> {
+  if (config.data.redis.tcp) return (await import('../../../src/deployment/connect-tcp')).connectTcp(config, env);
+  return (await import('../../../src/deployment/connect-rest')).connectRest(config, env);
 }
 
 export function withDefaults(deps: LambdaDeps): ResolvedDeps {

@@ -1,0 +1,57 @@
+/**
+ * Bundle budgets (sizes are deterministic, unlike times), measured on esbuild's output the
+ * way wrangler and the CDK construct bundle: the Worker ≤ 100 KiB gzip, the Lambda poll
+ * function ≤ 110 KiB gzip. Before zod namespace imports, lazy clients and a lazy SQS SDK they
+ * were 143 and 188 KiB (every zod locale shipped; @upstash/redis in TCP Lambdas).
+ */
+import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+
+const KIB = 1024;
+const WORKER_BUDGET = 100 * KIB;
+const LAMBDA_POLL_BUDGET = 110 * KIB;
+
+const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
+
+async function bundle(options: BuildOptions): Promise<{ gzip: number; inputs: string[] }> {
+  const result = await build({ bundle: true, write: false, minify: true, metafile: true, logLevel: 'silent', outdir: '/virtual', ...options });
+  const js = result.outputFiles!.find((file) => file.path.endsWith('.js'))!;
+  const output = Object.values((result.metafile as Metafile).outputs).find((o) => o.entryPoint)!;
+  return { gzip: gzipSync(js.contents).length, inputs: Object.keys(output.inputs) };
+}
+
+describe('bundle budgets', () => {
+  it('the Worker of a deployment is at most 100 KiB gzip, without zod locales or Node clients', async () => {
+    const { gzip, inputs } = await bundle({
+      entryPoints: [path('../worker/fixtures/worker-entry.ts')],
+      format: 'esm',
+      platform: 'neutral',
+      target: 'es2022',
+      conditions: ['workerd', 'worker', 'browser'],
+      mainFields: ['module', 'main'],
+      define: { __TEST_PREFIX__: '"budget"' },
+    });
+    console.log(`Worker: ${(gzip / KIB).toFixed(1)} KiB gzip`);
+    expect(gzip).toBeLessThanOrEqual(WORKER_BUDGET);
+    expect(inputs.filter((input) => /zod\/.*locales\/(?!en)/.test(input))).toEqual([]);
+    expect(inputs.some((input) => input.includes('node_modules/ioredis'))).toBe(false);
+  });
+
+  it('the Lambda poll function of a TCP deployment is at most 110 KiB gzip, without Hono or the AWS SDK', async () => {
+    const { gzip, inputs } = await bundle({
+      entryPoints: [path('./fixtures/lambda-handlers.ts')],
+      format: 'cjs',
+      platform: 'node',
+      target: 'node22',
+      keepNames: true,
+      // As the CDK construct bundles: the SDK is the runtime's, and node-postgres stays out
+      // of a deployment without a database (the fixture's config has none).
+      external: ['@aws-sdk/*', 'pg'],
+    });
+    console.log(`Lambda poll: ${(gzip / KIB).toFixed(1)} KiB gzip`);
+    expect(gzip).toBeLessThanOrEqual(LAMBDA_POLL_BUDGET);
+    expect(inputs.some((input) => input.includes('@aws-sdk') || input.includes('node_modules/hono'))).toBe(false);
+  });
+});
