@@ -49,4 +49,13 @@ export class FrozenMap<K, V> implements ReadonlyMap<K, V> {
   [Symbol.iterator](): MapIterator<[K, V]> {
     return this.#map[Symbol.iterator]();
   }
+
+  /**
+   * Node's util.inspect shows the entries (as it would a Map) instead of an empty object:
+   * operators read parsed configs in logs and REPLs. Values keep their own redaction.
+   * A symbol from the global registry, so nothing Node-specific is imported.
+   */
+  [Symbol.for('nodejs.util.inspect.custom')](depth: number, options: object, inspect: (value: unknown, options: object) => string): string {
+    return `FrozenMap ${inspect(this.#map, { ...options, depth })}`;
+  }
 }
