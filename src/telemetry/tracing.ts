@@ -235,15 +235,23 @@ export function activeTraceparent(): string | undefined {
   return active !== undefined && isSpanContextValid(active) ? traceparentOf(active) : undefined;
 }
 
-/** The `<method> <route>` SERVER span of an HTTP request, parented by its `traceparent` header. */
-export async function traceRequest<T>(method: string, route: string, traceparent: string | undefined, serve: () => Promise<T>): Promise<T> {
+/**
+ * The `<method> <route>` SERVER span of an HTTP request, parented by its `traceparent`
+ * header (as any HTTP server's span is); `serve` answers the response status.
+ */
+export async function traceRequest(method: string, route: string, traceparent: string | undefined, serve: () => Promise<number>): Promise<void> {
   const tracer = activeTracer();
-  if (tracer === undefined) return serve();
+  if (tracer === undefined) {
+    await serve();
+    return;
+  }
   const remote = remoteContextOf(traceparent);
   const parent = remote === undefined ? context.active() : trace.setSpanContext(context.active(), remote);
   const span = tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } }, parent);
   try {
-    return await context.with(trace.setSpan(parent, span), serve);
+    const status = await context.with(trace.setSpan(parent, span), serve);
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
     throw error;
