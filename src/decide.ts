@@ -8,6 +8,7 @@
 import type { StreamEntry } from './entry';
 import { CoreReasons } from './processor';
 import type { Decision } from './settle';
+import type { ConsumerScope } from './telemetry/tracing';
 import { RoundTimeouts, type Expiring } from './timeouts';
 import { Verdicts, verdictOfThrown, type RetainCause, type Verdict } from './verdict';
 
@@ -16,6 +17,8 @@ export interface DeliveryContext {
   readonly signal: AbortSignal;
   /** Epoch ms by which the handler must have finished. */
   readonly deadline: number;
+  /** The consumer's stream and group, for the entry's trace span. */
+  readonly scope?: ConsumerScope;
 }
 
 /** Turns one entry into a verdict; throwing is allowed and classified by verdictOfThrown. */
@@ -29,6 +32,7 @@ export interface DecideOptions {
   readonly handlerTimeoutMs: number;
   readonly settleReserveMs: number;
   readonly now: () => number;
+  readonly scope?: ConsumerScope;
 }
 
 export interface DecideResult {
@@ -72,7 +76,7 @@ export async function decideAll(
     }
     const now = options.now();
     const retainAs: RetainCause = settleBy - now < options.handlerTimeoutMs ? 'deadline' : 'handler_timeout';
-    const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, retainAs, options.now);
+    const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, retainAs, options.now, options.scope);
     const started = performance.now();
     timeouts.watch(attempt);
     attempt.run(process, entry);
@@ -127,6 +131,7 @@ class Attempt implements DeliveryContext, Expiring {
     readonly deadline: number,
     retainAs: RetainCause,
     now: () => number,
+    readonly scope: ConsumerScope | undefined,
   ) {
     this.#retainAs = retainAs;
     this.#now = now;

@@ -7,6 +7,7 @@ import type { DeliveryContext, EntryProcessor } from './decide';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { isValidEventId } from './keys';
 import { decodeUtf8Strict } from './redis/utf8';
+import { traceHandling, traceRefused } from './telemetry/tracing';
 import { Rejection, Verdicts, verdictOfOutcome, type HandlerOutcome, type Verdict } from './verdict';
 
 /** Stable dead-letter reasons of the core (a public contract: never rename). */
@@ -110,8 +111,14 @@ export class DeliveryView<P> implements Delivery<P> {
 export function createProcessor<P>(decode: PayloadDecoder<P>, handler: DeliveryHandler<P>): EntryProcessor {
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const rejected = checkRequiredFields(entry);
-    if (rejected) return rejected;
-    const payload = decode(entry.fields.get(Fields.payload)!);
-    return verdictOfOutcome(await handler(new DeliveryView(entry, payload, context)));
+    if (rejected) {
+      traceRefused(context.scope, entry, rejected);
+      return rejected;
+    }
+    // No origin check on this path: the entry's traceparent is linked, never a span parent.
+    return traceHandling(context.scope, entry, false, async () => {
+      const payload = decode(entry.fields.get(Fields.payload)!);
+      return verdictOfOutcome(await handler(new DeliveryView(entry, payload, context)));
+    });
   };
 }

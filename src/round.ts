@@ -11,6 +11,7 @@ import type { StreamEntry } from './entry';
 import { meterPort } from './redis/metered';
 import type { RedisPort } from './redis/port';
 import type { RoundReport } from './report';
+import type { ConsumerScope } from './telemetry/tracing';
 import { settleDecisions, type Decision, type SettleResult } from './settle';
 import { Verdicts, type Verdict } from './verdict';
 
@@ -20,6 +21,11 @@ export interface RoundDeps {
   readonly process: EntryProcessor;
   readonly orderingKey?: (entry: StreamEntry) => string | undefined;
   readonly now: () => number;
+}
+
+/** The stream and group a consumer's trace spans name. */
+export function consumerScope(config: ConsumerConfig): ConsumerScope {
+  return { stream: config.keys.stream, group: config.group };
 }
 
 export interface RoundOutcome {
@@ -39,6 +45,7 @@ export async function pollRound(deps: RoundDeps, deadline: number): Promise<Roun
     handlerTimeoutMs: config.handlerTimeoutMs,
     settleReserveMs: config.settleReserveMs,
     now,
+    scope: consumerScope(config),
   });
   const settled = await settleDecisions(port, config, decided.decisions);
   const report = roundReport(decided, settled, claim, port.roundTrips, now() - startedAt);
@@ -90,6 +97,7 @@ export async function decideRound(
     handlerTimeoutMs: deps.config.handlerTimeoutMs,
     settleReserveMs: deps.config.settleReserveMs,
     now: deps.now,
+    scope: consumerScope(deps.config),
   });
   const decisions = carried.length === 0 ? decided.decisions : [...decided.decisions, ...carried];
   if (keyOf !== undefined) {

@@ -24,9 +24,10 @@ import { asInteger } from './redis/reply';
 import { runOperations, runOperationsSettled, throwIfError, type ScriptCall } from './redis/script';
 import { releaseCall } from './release';
 import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
-import { decideRound, releasable, roundReport, type RoundDeps } from './round';
+import { consumerScope, decideRound, releasable, roundReport, type RoundDeps } from './round';
 import { RoundSizer } from './round-size';
 import { NOTHING_SETTLED, settleCall, settleResultOf, type SettleResult } from './settle';
+import { traceRun } from './telemetry/tracing';
 import { noteClaimed, waitForEntries, type WakeState } from './wait';
 
 /** Below this much handler time after the settle reserve, a run does not start. */
@@ -72,7 +73,12 @@ class ReclaimCadence {
   }
 }
 
-export async function runPoller(deps: RoundDeps, options: RunOptions): Promise<RunReport> {
+/** A run, inside its `poll <stream>` trace span when an OpenTelemetry SDK is registered. */
+export function runPoller(deps: RoundDeps, options: RunOptions): Promise<RunReport> {
+  return traceRun(consumerScope(deps.config), options.mode, () => runRounds(deps, options));
+}
+
+async function runRounds(deps: RoundDeps, options: RunOptions): Promise<RunReport> {
   const { config, now } = deps;
   const startedAt = now();
   const deadline = runDeadline(config, options.deadline, startedAt);

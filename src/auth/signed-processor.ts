@@ -8,6 +8,7 @@ import { Fields, type StreamEntry } from '../entry';
 import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
 import { isPromiseLike, type MaybePromise } from '../maybe-promise';
 import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
+import { traceHandling, traceRefused } from '../telemetry/tracing';
 import type { HmacEngine } from './hmac';
 import type { StreamAuth, StreamAuthInput } from './modes';
 import { createOriginVerifier, type OriginCheck } from './verifier';
@@ -78,13 +79,20 @@ export function isVerdict(value: object): value is Verdict {
   return 'kind' in value;
 }
 
+/** A verdict reached before any handler ran, recorded on the entry's trace span. */
+export function refused(context: DeliveryContext, entry: StreamEntry, verdict: Verdict): Verdict {
+  traceRefused(context.scope, entry, verdict);
+  return verdict;
+}
+
 export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
   const admit = createAdmission(options.stream, options.auth, options.decode, options.hmac);
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const admission = admit(entry);
     const admitted = isPromiseLike(admission) ? await admission : admission;
-    if (isVerdict(admitted)) return admitted;
+    if (isVerdict(admitted)) return refused(context, entry, admitted);
     const delivery = new SignedDeliveryView(entry, admitted.payload, context, admitted.producer);
-    return verdictOfOutcome(await options.handler(delivery));
+    // Admitted: the origin vouches for the traceparent, so it may parent the entry's span.
+    return traceHandling(context.scope, entry, true, async () => verdictOfOutcome(await options.handler(delivery)));
   };
 }

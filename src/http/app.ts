@@ -17,6 +17,7 @@ import { createHandlers } from './handlers';
 import { createLogger, describeError, type LogSink } from './log';
 import { problemResponse } from './problems';
 import { deploymentReadiness, publicChecks } from './readiness';
+import { traceRequest } from '../telemetry/tracing';
 import { createTokenAuthenticator } from './tokens';
 
 export interface PublishAppOptions {
@@ -63,6 +64,13 @@ export function createPublishApp(options: PublishAppOptions): Hono {
     log.warn('not ready', { failed: readiness.checks.filter((check) => !check.ok) });
     return problemResponse('not_ready', 'a readiness check failed', { checks });
   });
+  // A SERVER span per publish request; its publish span's context goes into the entries.
+  app.use('/v1/*', (c, next) =>
+    traceRequest(c.req.method, c.req.path === '/v1/events' ? '/v1/events' : '/v1/events/:eventType', c.req.header('traceparent'), async () => {
+      await next();
+      return c.res.status;
+    }),
+  );
   app.post('/v1/events/:eventType', handlers.publishOne);
   app.post('/v1/events', handlers.publishBatch);
   app.notFound(() => problemResponse('route_not_found'));

@@ -16,6 +16,7 @@ import { MAX_PUBLISH_BATCH, parsePublisherConfig, type PublisherConfig, type Pub
 import { checkEvent, prepareEntry, routeOf, type PreparedEntry, type PublishEvent } from './entry-fields';
 import { PublishError } from './errors';
 import { addProcessDuplicateHints } from './hints';
+import { tracePublish } from '../telemetry/tracing';
 import { withTimeLimit } from '../time-limit';
 
 export interface PublishResult {
@@ -67,6 +68,14 @@ function resultOf(entry: PreparedEntry, reply: RedisReply, deduped: boolean): Pu
   return { ...base, entryId: asText(entryId, 'publish entry id'), duplicate: code === 1 };
 }
 
+/**
+ * An event without a traceparent of its own carries the active trace's (the publish span's),
+ * written before signing so the signature covers it (SPEC §3.2) and the consumer may trust it.
+ */
+function carryingTrace(event: PublishEvent, traceparent: string | undefined): PublishEvent {
+  return traceparent === undefined || event.traceparent !== undefined ? event : { ...event, traceparent };
+}
+
 export function createPublisher(options: PublisherOptions): Publisher {
   const { port, hmac, ...input } = options;
   const config = parsePublisherConfig(input, { cluster: port.cluster });
@@ -102,9 +111,12 @@ export function createPublisher(options: PublisherOptions): Publisher {
     if (port.cluster && new Set(routed.map(({ route }) => hashTagOf(route.stream))).size > 1) {
       throw new PublishError('PUBLISH_EVENT_INVALID', 'on Redis Cluster a batch must target streams sharing one hash tag: split it per tag');
     }
-    const entries = await Promise.all(routed.map(({ route, event }) => prepareEntry(route, event, hmac)));
-    const replies = await appendAll(entries);
-    return entries.map((entry, i) => resultOf(entry, replies[i] ?? null, config.dedupeWindowSeconds > 0));
+    const streams = routed.map(({ route }) => route.stream);
+    return tracePublish(streams, routed.length, async (traceparent) => {
+      const entries = await Promise.all(routed.map(({ route, event }) => prepareEntry(route, carryingTrace(event, traceparent), hmac)));
+      const replies = await appendAll(entries);
+      return entries.map((entry, i) => resultOf(entry, replies[i] ?? null, config.dedupeWindowSeconds > 0));
+    });
   };
 
   return {

@@ -7,12 +7,13 @@
 import { DeadLetterReasons } from '../auth/reasons';
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
-import { createAdmission, isVerdict } from '../auth/signed-processor';
+import { createAdmission, isVerdict, refused } from '../auth/signed-processor';
 import { isPromiseLike } from '../maybe-promise';
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, fieldText, type StreamEntry } from '../entry';
 import type { PayloadDecoder } from '../processor';
 import { parseTraceparent } from '../publish/traceparent';
+import { traceHandling } from '../telemetry/tracing';
 import { Verdicts, verdictOfOutcome, type Verdict } from '../verdict';
 import type { SagaHandler } from './delivery';
 
@@ -33,13 +34,14 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
   return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
     const admission = admit(entry);
     const admitted = isPromiseLike(admission) ? await admission : admission;
-    if (isVerdict(admitted)) return admitted;
+    if (isVerdict(admitted)) return refused(context, entry, admitted);
     const { payload: envelope, producer } = admitted;
     const eventId = fieldText(entry, Fields.eventId)!;
-    if (spec.idOf(envelope) !== eventId) return Verdicts.deadLetter(DeadLetterReasons.envelopeIdMismatch);
+    if (spec.idOf(envelope) !== eventId) return refused(context, entry, Verdicts.deadLetter(DeadLetterReasons.envelopeIdMismatch));
     const gated = spec.gate(envelope, producer);
-    if (gated) return gated;
-    const outcome = await spec.handler({
+    if (gated) return refused(context, entry, gated);
+    // Admitted: the origin vouches for the traceparent, so it may parent the entry's span.
+    return traceHandling(context.scope, entry, true, async () => verdictOfOutcome(await spec.handler({
       envelope,
       producer,
       trace: parseTraceparent(fieldText(entry, Fields.traceparent)),
@@ -51,7 +53,6 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
         return context.signal;
       },
       deadline: context.deadline,
-    });
-    return verdictOfOutcome(outcome);
+    })));
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Bundle budgets (sizes are deterministic, unlike times), measured on esbuild's output the
  * way wrangler and the CDK construct bundle: the Worker ≤ 100 KiB gzip, the Lambda poll
- * function ≤ 110 KiB gzip. Before zod namespace imports, lazy clients and a lazy SQS SDK they
+ * function ≤ 115 KiB gzip (110 before @opentelemetry/api). Before zod namespace imports, lazy clients and a lazy SQS SDK they
  * were 143 and 188 KiB (every zod locale shipped; @upstash/redis in TCP Lambdas).
  */
 import { build, type BuildOptions, type Metafile } from 'esbuild';
@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 
 const KIB = 1024;
 const WORKER_BUDGET = 100 * KIB;
-const LAMBDA_POLL_BUDGET = 110 * KIB;
+// 115 (was 110): @opentelemetry/api, a runtime dependency since issue 17 §2, adds 4.7 KiB (109.4 → 114.1).
+const LAMBDA_POLL_BUDGET = 115 * KIB;
 
 const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
@@ -39,7 +40,7 @@ describe('bundle budgets', () => {
     expect(inputs.some((input) => input.includes('node_modules/ioredis'))).toBe(false);
   });
 
-  it('the Lambda poll function of a TCP deployment is at most 110 KiB gzip, without Hono or the AWS SDK', async () => {
+  it('the Lambda poll function of a TCP deployment is at most 115 KiB gzip, without Hono or the AWS SDK', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('./fixtures/lambda-handlers.ts')],
       format: 'cjs',
