@@ -19,7 +19,7 @@ import { SagaAlarms, type AlarmOptions } from './alarms';
 import { sagaFunction } from './function';
 import { findLockFile, writeHandlerFile } from './handler-file';
 import { absoluteEntry, loadEntryConfig } from './load-entry';
-import { pollSchedules, trimSchedule } from './schedules';
+import { pollSchedules, relaySchedule, trimSchedule } from './schedules';
 import { defaultSecretSources, missingSources, SecretGrants, type SecretSources } from './secrets';
 import { deriveTimeouts } from './timeouts';
 import { subscribeWakeUps, wakeUpQueues } from './wake-up-queue';
@@ -100,9 +100,11 @@ export class SagaStreams extends Construct {
     };
 
     const scheduled = consumersOf(config, 'poll');
-    if (scheduled.length > 0) {
-      const poll = make('poll', 'Poll', 'poll consumers on their schedules');
+    const relay = config.data.postgres?.relay;
+    if (scheduled.length > 0 || relay) {
+      const poll = make('poll', 'Poll', relay ? 'poll consumers on their schedules; run the outbox relay' : 'poll consumers on their schedules');
       pollSchedules(this, config.name, poll, scheduled);
+      if (relay) relaySchedule(this, config.name, poll, relay.schedule);
       sendsWakeUps(poll);
     }
 

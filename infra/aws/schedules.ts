@@ -1,7 +1,8 @@
 /**
  * EventBridge rules: one per scheduled consumer, whose target input is a Scheduled Event
  * with `detail.consumer` naming the consumer (the poll handler reads it there), and one
- * for trim. Schedules are the config's 5-field ones, rendered in EventBridge's form
+ * for trim, and one for the outbox relay (input `{"job": "relay"}`, run by the poll
+ * function). Schedules are the config's 5-field ones, rendered in EventBridge's form
  * (day-of-week 1-7 = SUN-SAT, `?` in one day field) by toEventBridgeCron.
  */
 import * as events from 'aws-cdk-lib/aws-events';
@@ -42,5 +43,14 @@ export function trimSchedule(scope: Construct, deployment: string, fn: lambda.IF
     description: `${deployment}: trim, DLT retention, reaper and backlog metrics (${cron})`,
     schedule: events.Schedule.expression(toEventBridgeCron(cron, 'trim.schedule')),
     targets: [new targets.LambdaFunction(fn)],
+  });
+}
+
+/** The outbox relay (config `postgres.relay.schedule`), run by the scheduled poll function. */
+export function relaySchedule(scope: Construct, deployment: string, fn: lambda.IFunction, cron: string): events.Rule {
+  return new events.Rule(scope, 'RelaySchedule', {
+    description: `${deployment}: publish the Postgres outbox, prune old inbox and sent rows (${cron})`,
+    schedule: events.Schedule.expression(toEventBridgeCron(cron, 'postgres.relay.schedule')),
+    targets: [new targets.LambdaFunction(fn, { event: events.RuleTargetInput.fromObject({ job: 'relay' }) })],
   });
 }

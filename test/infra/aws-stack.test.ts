@@ -101,8 +101,11 @@ describe('AWS stack of the example deployment', () => {
 
   it('schedules one rule per scheduled consumer, its Scheduled Event input naming the consumer', () => {
     const scheduled = consumersOf(config, 'poll');
+    // Every rule on the poll function but the relay's (its own test below) names a consumer.
     const pollRules = Object.values(template.findResources('AWS::Events::Rule') as Resources).filter(
-      (rule) => JSON.stringify(rule.Properties.Targets[0].Arn) === JSON.stringify({ 'Fn::GetAtt': [logicalId(fnOf('poll')), 'Arn'] }),
+      (rule) =>
+        JSON.stringify(rule.Properties.Targets[0].Arn) === JSON.stringify({ 'Fn::GetAtt': [logicalId(fnOf('poll')), 'Arn'] }) &&
+        rule.Properties.Targets[0].Input !== JSON.stringify({ job: 'relay' }),
     );
     expect(pollRules).toHaveLength(scheduled.length);
     const byConsumer = new Map(
@@ -124,6 +127,14 @@ describe('AWS stack of the example deployment', () => {
       ScheduleExpression: 'cron(0/15 * * * ? *)',
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(fnOf('trim')), 'Arn'] } })],
     });
+  });
+
+  it('runs the outbox relay on its own rule (postgres.relay.schedule), input {"job":"relay"}, through the poll function', () => {
+    const rules = Object.values(template.findResources('AWS::Events::Rule')) as Array<{ Properties: { ScheduleExpression: string; Targets: Array<{ Input?: string; Arn: unknown }> } }>;
+    const relayRules = rules.filter((rule) => rule.Properties.Targets[0]?.Input === JSON.stringify({ job: 'relay' }));
+    expect(relayRules).toHaveLength(1);
+    expect(relayRules[0]!.Properties.ScheduleExpression).toBe('cron(* * * * ? *)');
+    expect(relayRules[0]!.Properties.Targets[0]!.Arn).toEqual({ 'Fn::GetAtt': [logicalId(fnOf('poll')), 'Arn'] });
   });
 
   it('feeds the wake-up function from its SQS queue with partial batch responses; the queue has its own DLQ', () => {
