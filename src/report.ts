@@ -44,7 +44,8 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   stoppedForDeadline: false,
 });
 
-const COUNTERS = [
+/** The counters a run sums over its rounds (and the log line reports). */
+export const COUNTERS = [
   'acked',
   'deadLettered',
   'markerHits',

@@ -2,6 +2,7 @@
  * One structured JSON line per run (SPEC §8), low-cardinality; optionally in CloudWatch
  * Embedded Metric Format so alarms can be built from the log without a metrics client.
  */
+import { COUNTERS } from '../report';
 import type { PollJobReport, RelayJobReport, TrimJobReport } from './jobs';
 
 export const METRIC_NAMESPACE = 'SagaStreams';
@@ -15,20 +16,8 @@ export interface LogOptions {
   readonly now?: () => number;
 }
 
-const POLL_METRICS = [
-  'acked',
-  'deadLettered',
-  'markerHits',
-  'retained',
-  'handlerContractErrors',
-  'reclaimed',
-  'released',
-  'deletedPending',
-  'authRejected',
-  'handled',
-  'roundTrips',
-  'durationMs',
-] as const;
+// Every run counter but the handler time sum (logged as a plain field), and the duration.
+const POLL_METRICS = [...COUNTERS.filter((name) => name !== 'handlerMicrosSum'), 'durationMs'] as const;
 
 export function runLogLine(result: JobReport, options: LogOptions): string {
   const timestamp = (options.now ?? Date.now)();
