@@ -4,6 +4,7 @@
  * schedule, the wake-up queue wired producer → consumer, and exactly the secrets the Worker
  * reads (values: `wrangler secret put NAME`). `saga-streams wrangler` prints it.
  */
+import { toCloudflareCron } from '../../src/deployment/cron';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { wakeUpConsumers } from '../../src/deployment/jobs';
 
@@ -29,10 +30,23 @@ export function workerSecretNames(config: DeploymentConfig): string[] {
   return [...new Set(names)].sort();
 }
 
+/** Each schedule the Worker's cron triggers must fire, with the config field that holds it. */
+export function workerSchedules(config: DeploymentConfig): Array<{ field: string; schedule: string }> {
+  const found = [...config.consumers.values()].flatMap((plan) =>
+    plan.schedule ? [{ field: `consumers.${plan.name}.schedule`, schedule: plan.schedule }] : [],
+  );
+  if (config.data.trim) found.push({ field: 'trim.schedule', schedule: config.data.trim.schedule });
+  const relay = config.data.postgres?.relay;
+  if (relay) found.push({ field: 'postgres.relay.schedule', schedule: relay.schedule });
+  return found;
+}
+
+/**
+ * One trigger per distinct schedule, in Cloudflare's form (toCloudflareCron): Cloudflare
+ * numbers days of the week 1-7 from Sunday, so a copied `0 9 * * 1` would fire on Sundays.
+ */
 function cronsOf(config: DeploymentConfig): string[] {
-  const schedules = new Set([...config.consumers.values()].flatMap((plan) => (plan.schedule ? [plan.schedule] : [])));
-  if (config.data.trim) schedules.add(config.data.trim.schedule);
-  return [...schedules];
+  return [...new Set(workerSchedules(config).map(({ field, schedule }) => toCloudflareCron(schedule, field)))];
 }
 
 const str = (value: string) => JSON.stringify(value);

@@ -9,6 +9,9 @@
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { toCloudflareCron } from '../../src/deployment/cron';
 import { jobsForCron, wakeUpConsumers } from '../../src/deployment/jobs';
+import { workerSchedules, workerSecretNames } from '../../functions/cloudflare/wrangler-toml';
+
+export { workerSecretNames };
 
 /** workerd 1.20260426.1 (miniflare 4.20260426.0) refuses later dates. */
 export const MAX_COMPATIBILITY_DATE = '2026-04-26';
@@ -31,26 +34,6 @@ export interface WorkerExports {
   readonly queue?: unknown;
 }
 
-/** Secrets the Worker reads: the REST connection, the publish API's, and every consumer's. */
-export function workerSecretNames(config: DeploymentConfig): string[] {
-  const rest = config.data.redis.rest;
-  const names = [
-    ...(rest ? [rest.urlEnv, rest.tokenEnv] : []),
-    ...config.secrets.publishApi,
-    ...[...config.consumers.keys()].flatMap((name) => config.secrets.consumer(name)),
-  ];
-  return [...new Set(names)].sort();
-}
-
-/** Each schedule of the config with the field that holds it. */
-function schedulesOf(config: DeploymentConfig): Array<{ field: string; schedule: string }> {
-  const found = [...config.consumers.values()].flatMap((plan) =>
-    plan.schedule ? [{ field: `consumers.${plan.name}.schedule`, schedule: plan.schedule }] : [],
-  );
-  if (config.data.trim) found.push({ field: 'trim.schedule', schedule: config.data.trim.schedule });
-  return found;
-}
-
 /**
  * A trigger must be the schedule's Cloudflare form (toCloudflareCron), not the schedule as
  * written: Cloudflare numbers days of the week 1-7 from Sunday, so a copied `0 9 * * 1`
@@ -59,7 +42,7 @@ function schedulesOf(config: DeploymentConfig): Array<{ field: string; schedule:
 function scheduleProblems(wrangler: WranglerConfig, config: DeploymentConfig, worker: WorkerExports): string[] {
   const crons = wrangler.triggers?.crons ?? [];
   const problems = crons.filter((cron) => jobsForCron(config, cron).length === 0).map((cron) => `cron "${cron}" runs no job`);
-  for (const { field, schedule } of schedulesOf(config)) {
+  for (const { field, schedule } of workerSchedules(config)) {
     const trigger = toCloudflareCron(schedule, field);
     if (!crons.includes(trigger)) problems.push(`${field} "${schedule}" needs the cron trigger "${trigger}"`);
   }

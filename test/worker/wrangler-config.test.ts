@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import worker from '../../functions/cloudflare/worker';
+import { wranglerToml } from '../../functions/cloudflare/wrangler-toml';
 import { checkWranglerConfig, MAX_COMPATIBILITY_DATE, workerSecretNames, type WranglerConfig } from '../../infra/cloudflare/check';
 import sagaConfig from '../../saga.config';
 import { defineConfig } from '../../src/deployment/define-config';
@@ -80,6 +81,19 @@ describe('infra/cloudflare/wrangler.toml', () => {
       'consumers.poller.schedule "0 9 * * 1-5" needs the cron trigger "0 9 * * MON-FRI"',
     ]);
     expect(checkWranglerConfig(wranglerWith(['0 9 * * MON-FRI', TRIM_CRON]), config, handlers)).toEqual([]);
+  });
+
+  it('generates a wrangler.toml that passes the check: triggers in Cloudflare\'s form, relay included', () => {
+    const base = workerDeployment('t-gen');
+    const config = defineConfig({
+      ...base.data,
+      consumers: { ...base.data.consumers, poller: { ...base.data.consumers.poller!, schedule: '0 9 * * 1-5' } },
+      postgres: { relay: { schedule: '*/5 * * * *' } },
+    } as never);
+    const generated = parse(wranglerToml(config, { main: 'worker.ts', queueName: 'wake' })) as unknown as WranglerConfig;
+    expect(generated.triggers?.crons).toEqual(expect.arrayContaining(['0 9 * * MON-FRI', '*/5 * * * *']));
+    expect(generated.triggers?.crons).not.toContain('0 9 * * 1-5');
+    expect(checkWranglerConfig(generated, config, { fetch: () => {}, scheduled: () => {}, queue: () => {} })).toEqual([]);
   });
 
   it('wrangler deploy --dry-run bundles the Worker offline', { timeout: 60_000 }, async () => {
