@@ -3,7 +3,7 @@
  * consumer, the latest run reports, and the demo's domain state. Read-only; no secrets.
  */
 import { Hono } from 'hono';
-import { consumerBacklog, type ConsumerBacklog } from '../cli/commands/backlog';
+import { consumerBacklog, type ConsumerBacklog } from '../src/probes/consumer-backlog';
 import type { DeploymentRuntime } from '../src/deployment/runtime';
 
 export interface StatusSources {

@@ -1,0 +1,26 @@
+/**
+ * The backlog of one configured consumer: the SPEC §8 probe plus the consumer's name, with a
+ * missing stream or group reported as a state (`no_group`) rather than an error, because a
+ * deployment whose first poll has not run yet is healthy. Shared by the CLI, the status page
+ * and the dashboard.
+ */
+import type { ConsumerPlan } from '../deployment/define-config';
+import { errorCode, type RedisCommandError } from '../errors';
+import type { RedisPort } from '../redis/port';
+import { probeBacklog, type Backlog } from './backlog';
+
+export type ConsumerBacklog =
+  | ({ readonly consumer: string; readonly stream: string; readonly group: string; readonly status: 'ok' } & Backlog)
+  | { readonly consumer: string; readonly stream: string; readonly group: string; readonly status: 'no_group' };
+
+export async function consumerBacklog(port: RedisPort, plan: ConsumerPlan): Promise<ConsumerBacklog> {
+  const { stream, group, keys } = plan.config;
+  const base = { consumer: plan.name, stream, group };
+  try {
+    return { ...base, status: 'ok', ...(await probeBacklog(port, { stream, group, dlt: keys.dlt })) };
+  } catch (error) {
+    const reply = errorCode(error) === 'REDIS_COMMAND_FAILED' ? (error as RedisCommandError).reply : '';
+    if (/^NOGROUP|no such key/i.test(reply)) return { ...base, status: 'no_group' };
+    throw error;
+  }
+}
