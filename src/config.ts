@@ -4,7 +4,8 @@
  * never mutated.
  */
 import * as z from 'zod';
-import { ConfigError, type ConfigProblem } from './errors';
+import { problemsOf } from './ground/config-problems';
+import { ConfigError, type ConfigProblem } from './ground/errors';
 import { deriveStreamKeys, derivedKeyProblems, hashTagOf, isValidKeyName, type StreamKeys } from './keys';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
@@ -68,14 +69,6 @@ export type ConsumerConfigInput = z.input<typeof consumerConfigSchema>;
 export interface ConsumerConfig extends Omit<z.output<typeof consumerConfigSchema>, 'reclaimBatch' | 'keys'> {
   readonly reclaimBatch: number;
   readonly keys: StreamKeys;
-}
-
-export function problemsOf(error: z.ZodError): ConfigProblem[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    // Zod's own messages describe expectations, never the received value; unknown keys name the key only.
-    message: issue.message,
-  }));
 }
 
 function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {

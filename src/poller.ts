@@ -6,7 +6,7 @@
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from './config';
 import type { EntryProcessor } from './decide';
 import type { StreamEntry } from './entry';
-import { ConfigError } from './errors';
+import { ConfigError } from './ground/errors';
 import { ensureGroup, type EnsureGroupResult } from './groups';
 import { hashTagOf, type StreamKeys } from './keys';
 import type { RedisPort } from './redis/port';

@@ -5,7 +5,7 @@
  */
 import { assertSingleSlot } from '../poller';
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../config';
-import { errorCode } from '../errors';
+import { errorCode } from '../ground/errors';
 import { ensureGroup } from '../groups';
 import { command, type RedisPort } from '../redis/port';
 import { runCommand } from '../redis/script';

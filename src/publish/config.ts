@@ -5,9 +5,10 @@
  */
 import * as z from 'zod';
 import { checkStreamAuth, type StreamAuth } from '../auth/modes';
-import { problemsOf, keyName } from '../config';
-import { ConfigError, type ConfigProblem } from '../errors';
-import { FrozenMap } from '../frozen-map';
+import { keyName } from '../config';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError, type ConfigProblem } from '../ground/errors';
+import { FrozenMap } from '../ground/frozen-map';
 import { deriveStreamKeys, hashTagOf } from '../keys';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */

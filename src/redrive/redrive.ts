@@ -16,7 +16,7 @@
  * redriver built for any group of the stream clears the marker of the group that rejected.
  */
 import type { ConsumerConfig } from '../config';
-import { ReplyShapeError } from '../errors';
+import { ReplyShapeError } from '../ground/errors';
 import { redriveScript } from '../generated/lua-scripts';
 import { markerKey } from '../keys';
 import { assertSingleSlot } from '../poller';

@@ -4,8 +4,9 @@
  * by field path, never echoing values; the result is frozen.
  */
 import * as z from 'zod';
-import { problemsOf, keyName, memberName } from '../config';
-import { ConfigError, type ConfigProblem } from '../errors';
+import { keyName, memberName } from '../config';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { deriveStreamKeys, derivedDltProblems, hashTagOf } from '../keys';
 
 const DAY_SECONDS = 24 * 3600;

@@ -4,7 +4,7 @@
  */
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors';
+import { ConfigError } from '../../src/ground/errors';
 import { markerKey } from '../../src/keys';
 import { checkReadiness } from '../../src/probes/readiness';
 import { createPoller } from '../../src/poller';

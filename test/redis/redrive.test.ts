@@ -10,7 +10,7 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createSignedProcessor } from '../../src/admission/signed-processor';
 import { ensureGroup } from '../../src/groups';
 import { markerKey } from '../../src/keys';
 import { createPoller, type Poller } from '../../src/poller';

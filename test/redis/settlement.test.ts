@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { errorCode } from '../../src/errors';
+import { errorCode } from '../../src/ground/errors';
 import { ensureGroup } from '../../src/groups';
 import { markerKey } from '../../src/keys';
 import { createPoller } from '../../src/poller';
