@@ -23,9 +23,11 @@ export {
 export type { ConfigProblem, ErrorCode } from './ground/errors';
 export { ensureGroup } from './groups';
 export type { EnsureGroupResult } from './groups';
-export { deriveStreamKeys, hashTagOf, isValidKeyName, isValidEventId } from './keys';
+export { deriveStreamKeys, isValidKeyName, isValidEventId } from './keys';
+export { hashTagOf } from './hash-tag';
 export type { StreamKeys, StreamKeyOverrides } from './keys';
-export { createPoller, assertSingleSlot } from './poller';
+export { createPoller } from './poller';
+export { assertSingleSlot } from './assert-single-slot';
 export type { Poller, PollerOptions } from './poller';
 export { createProcessor, jsonPayload, rawPayload, textPayload, checkRequiredFields, CoreReasons } from './processor';
 export type { Delivery, DeliveryHandler, PayloadDecoder } from './processor';

@@ -9,7 +9,8 @@ import { keyName } from '../config';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { FrozenMap } from '../ground/frozen-map';
-import { deriveStreamKeys, hashTagOf } from '../keys';
+import { hashTagOf, keyTagProblems } from '../hash-tag';
+import { deriveStreamKeys } from '../keys';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -57,10 +58,9 @@ export interface PublisherConfig {
 function slotProblems(route: PublishRoute, path: string, keyTag: string | undefined, cluster: boolean, dedupe: boolean): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (keyTag !== undefined) {
-    if (hashTagOf(route.stream) !== keyTag) problems.push({ path, message: `stream must carry the hash tag {${keyTag}}` });
-    if (dedupe && hashTagOf(route.dedupePrefix) !== keyTag) {
-      problems.push({ path: `${path}.publishDedupePrefix`, message: `must carry the hash tag {${keyTag}}` });
-    }
+    const keys: Array<readonly [string, string]> = [[path, route.stream]];
+    if (dedupe) keys.push([`${path}.publishDedupePrefix`, route.dedupePrefix]);
+    problems.push(...keyTagProblems(keyTag, keys));
   } else if (cluster && dedupe && (hashTagOf(route.stream) === route.stream || hashTagOf(route.dedupePrefix) !== hashTagOf(route.stream))) {
     problems.push({
       path,

@@ -8,7 +8,7 @@
 import type { HmacEngine } from '../auth/hmac';
 import { publishScript } from '../generated/lua-scripts';
 import { describeThrown } from '../ground/errors';
-import { hashTagOf } from '../keys';
+import { hashTagOf } from '../hash-tag';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
 import { runOperations, type Operation } from '../redis/script';
