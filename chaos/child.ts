@@ -7,7 +7,7 @@
 import { z } from 'zod';
 // The public API, imported from its modules rather than the index so a restarted process
 // does not load the HTTP and REST layers it never uses (restart time is fault-window time).
-import { createSignedProcessor } from '../src/auth/signed-processor';
+import { createSignedProcessor } from '../src/admission/signed-processor';
 import { nodeHmac } from '../src/node/crypto';
 import { createPoller } from '../src/poller';
 import { jsonPayload } from '../src/processor';

@@ -2,7 +2,7 @@
  * `saga-streams` as a function: argv in, exit code out, output through the injected IO.
  * `main.ts` binds it to the process; tests call it in-process.
  */
-import { errorCode } from '../src/errors';
+import { errorCode } from '../src/ground/errors';
 import { parseCommandLine, type CommandName, type ParsedArgs } from './args';
 import { backlogCommand } from './commands/backlog';
 import { dltListCommand, dltRedriveCommand } from './commands/dlt';

@@ -7,7 +7,7 @@
 import { runPollJob, runRelayJob, runTrimJob } from '../src/deployment/jobs';
 import { runLogLine, type JobReport } from '../src/deployment/log';
 import type { DeploymentRuntime } from '../src/deployment/runtime';
-import { errorCode } from '../src/errors';
+import { errorCode } from '../src/ground/errors';
 
 /** Report lines kept for the status page. */
 export const RECENT_REPORTS = 50;

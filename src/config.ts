@@ -4,8 +4,10 @@
  * never mutated.
  */
 import * as z from 'zod';
-import { ConfigError, type ConfigProblem } from './errors';
-import { deriveStreamKeys, derivedKeyProblems, hashTagOf, isValidKeyName, type StreamKeys } from './keys';
+import { problemsOf } from './ground/config-problems';
+import { ConfigError, type ConfigProblem } from './ground/errors';
+import { keyTagProblems } from './hash-tag';
+import { deriveStreamKeys, derivedKeyProblems, isValidKeyName, type StreamKeys } from './keys';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
@@ -70,14 +72,6 @@ export interface ConsumerConfig extends Omit<z.output<typeof consumerConfigSchem
   readonly keys: StreamKeys;
 }
 
-export function problemsOf(error: z.ZodError): ConfigProblem[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    // Zod's own messages describe expectations, never the received value; unknown keys name the key only.
-    message: issue.message,
-  }));
-}
-
 function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (config.batch * config.handlerTimeoutMs > MAX_ROUND_WORK_MS) {
@@ -112,11 +106,7 @@ const KEY_FIELDS: Array<[keyof StreamKeys, string]> = [
 
 /** With a key tag configured, every key must hash on exactly `{tag}` (SPEC §3.4). */
 export function hashTagProblems(keys: StreamKeys, keyTag: string | undefined): ConfigProblem[] {
-  if (keyTag === undefined) return [];
-  return KEY_FIELDS.filter(([field]) => hashTagOf(keys[field]) !== keyTag).map(([, path]) => ({
-    path,
-    message: `must carry the hash tag {${keyTag}} so every key shares one Cluster slot`,
-  }));
+  return keyTagProblems(keyTag, KEY_FIELDS.map(([field, path]) => [path, keys[field]] as const));
 }
 
 /** Configs produced by parseConsumerConfig: passing one again skips re-validation. */

@@ -1,7 +1,8 @@
 /** A stream entry as the transport hands it around, and the wire field names (SPEC §3.1). */
-import { ReplyShapeError } from './errors';
+import { ReplyShapeError } from './ground/errors';
 import type { RedisReply } from './redis/port';
-import { asArray, asText, decodeText, isBytes } from './redis/reply';
+import { decodeText } from './ground/text';
+import { asArray, asText, isBytes } from './redis/reply';
 
 export const Fields = {
   event: 'event',

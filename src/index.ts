@@ -40,8 +40,8 @@ export {
   ReplyShapeError,
   RunDeadlineTooCloseError,
   errorCode,
-} from './errors';
-export type { ConfigProblem, ErrorCode } from './errors';
+} from './ground/errors';
+export type { ConfigProblem, ErrorCode } from './ground/errors';
 export { PublishError } from './publish/errors';
 export type { PublishErrorCode } from './publish/errors';
 

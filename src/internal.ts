@@ -19,13 +19,15 @@ export {
   ReplyShapeError,
   RunDeadlineTooCloseError,
   errorCode,
-} from './errors';
-export type { ConfigProblem, ErrorCode } from './errors';
+} from './ground/errors';
+export type { ConfigProblem, ErrorCode } from './ground/errors';
 export { ensureGroup } from './groups';
 export type { EnsureGroupResult } from './groups';
-export { deriveStreamKeys, hashTagOf, isValidKeyName, isValidEventId } from './keys';
+export { deriveStreamKeys, isValidKeyName, isValidEventId } from './keys';
+export { hashTagOf } from './hash-tag';
 export type { StreamKeys, StreamKeyOverrides } from './keys';
-export { createPoller, assertSingleSlot } from './poller';
+export { createPoller } from './poller';
+export { assertSingleSlot } from './assert-single-slot';
 export type { Poller, PollerOptions } from './poller';
 export { createProcessor, jsonPayload, rawPayload, textPayload, checkRequiredFields, CoreReasons } from './processor';
 export type { Delivery, DeliveryHandler, PayloadDecoder } from './processor';
@@ -44,7 +46,8 @@ export { runCommand, runOperations, runScript } from './redis/script';
 export type { LuaScript, Operation, ScriptCall } from './redis/script';
 export { connectUpstash, RestBlockingCommandError } from './redis/upstash-port';
 export type { UpstashConnection } from './redis/upstash-port';
-export { assertFieldsFitTransport, isWellFormedUtf8, RestPayloadNotUtf8Error } from './redis/utf8';
+export { assertFieldsFitTransport, RestPayloadNotUtf8Error } from './redis/utf8';
+export { isWellFormedUtf8 } from './ground/text';
 
 // Signed entries (SPEC §3.2)
 export { SecretKey, REDACTED } from './auth/secret';
@@ -57,10 +60,10 @@ export type { HmacEngine } from './auth/hmac';
 export type { SignedFields } from './auth/canonical';
 export { signEntry, verifyEntry, SIGNATURE_BYTES } from './auth/signature';
 export { constantTimeEqual } from './auth/constant-time';
-export { createOriginVerifier, signedFieldsOf } from './auth/verifier';
-export type { OriginCheck } from './auth/verifier';
-export { createSignedProcessor } from './auth/signed-processor';
-export type { SignedDelivery } from './auth/signed-processor';
+export { createOriginVerifier, signedFieldsOf } from './admission/verifier';
+export type { OriginCheck } from './admission/verifier';
+export { createSignedProcessor } from './admission/signed-processor';
+export type { SignedDelivery } from './admission/signed-processor';
 export { DeadLetterReasons } from './auth/reasons';
 export type { DeadLetterReason } from './auth/reasons';
 

@@ -2,6 +2,7 @@
  * Key names (SPEC §3.4). Every key of a stream derives from the stream name, so under
  * Redis Cluster it shares the stream's hash slot and one script can touch them all.
  */
+import { markerKeyFor } from './marker-key';
 
 const NAME_PATTERN = /^[\x21-\x7e]{1,256}$/;
 
@@ -10,27 +11,10 @@ export function isValidKeyName(name: string): boolean {
   return NAME_PATTERN.test(name);
 }
 
-/**
- * The part of a key Redis Cluster hashes: the text between the first `{` and the next `}`
- * when non-empty, otherwise the whole key.
- */
-export function hashTagOf(key: string): string {
-  const open = key.indexOf('{');
-  if (open >= 0) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) return key.slice(open + 1, close);
-  }
-  return key;
-}
-
-export function hasHashTag(key: string): boolean {
-  return hashTagOf(key) !== key;
-}
-
 export interface StreamKeys {
   readonly stream: string;
   readonly dlt: string;
-  /** Dead-letter markers are `<markerPrefix><group>:<source_entry_id>` (see markerKey). */
+  /** Dead-letter markers are `<markerPrefix><group>:<source_entry_id>` (see markerKeyFor). */
   readonly markerPrefix: string;
   readonly cursor: string;
   /** Publish-dedupe records are `<publishDedupePrefix><event_id>`. */
@@ -52,17 +36,6 @@ export function deriveStreamKeys(stream: string, group: string, overrides: Strea
     cursor: overrides.cursor ?? `${stream}:cursor:${group}`,
     publishDedupePrefix: overrides.publishDedupePrefix ?? `${stream}:pub:`,
   };
-}
-
-/**
- * The dead-letter marker of one group's verdict on one source entry (SPEC §3.4). Keyed by
- * group and entry id, never by event id: a marker makes a replayed settle of the same entry
- * by the same group idempotent, and must never hide another group's verdict on that entry
- * or another entry that reuses an event id. Entry ids are always key-safe, so entries with
- * and without an event id share one rule.
- */
-export function markerKey(keys: Pick<StreamKeys, 'markerPrefix'>, group: string, sourceEntryId: string): string {
-  return `${keys.markerPrefix}${group}:${sourceEntryId}`;
 }
 
 /** The longest stream entry id: both parts at their 64-bit maximum (41 bytes). */
@@ -113,7 +86,7 @@ export function derivedKeyProblems(stream: string, group: string, overrides: Str
   if (overrides.cursor === undefined) perGroup('derived cursor key (<stream>:cursor:<group>)', keys.cursor, `${stream}:cursor:`, 'stream');
   perGroup(
     'longest marker key (<markerPrefix><group>:<entry id>)',
-    markerKey(keys, group, LONGEST_ENTRY_ID),
+    markerKeyFor(keys, group, LONGEST_ENTRY_ID),
     `${keys.markerPrefix}:${LONGEST_ENTRY_ID}`,
     overrides.markerPrefix === undefined ? 'stream' : 'keys.markerPrefix',
   );

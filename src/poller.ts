@@ -4,11 +4,11 @@
  * reclaim cursor, the PEL) lives in Redis.
  */
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from './config';
+import { assertSingleSlot } from './assert-single-slot';
 import type { EntryProcessor } from './decide';
 import type { StreamEntry } from './entry';
-import { ConfigError } from './errors';
+import { ConfigError } from './ground/errors';
 import { ensureGroup, type EnsureGroupResult } from './groups';
-import { hashTagOf, type StreamKeys } from './keys';
 import type { RedisPort } from './redis/port';
 import { pollRound, type RoundOutcome } from './round';
 import { runPoller, type RunOptions } from './run';
@@ -28,21 +28,6 @@ export interface Poller {
   ensureGroup(): Promise<EnsureGroupResult>;
   round(deadline: number): Promise<RoundOutcome>;
   run(options: RunOptions): Promise<RunReport>;
-}
-
-/** Under Cluster every key a script touches must hash to the stream's slot. */
-export function assertSingleSlot(keys: StreamKeys): void {
-  const tag = hashTagOf(keys.stream);
-  if (tag === keys.stream) {
-    throw new ConfigError('consumer config', [
-      { path: 'stream', message: 'needs a hash tag on Redis Cluster (e.g. "orders:{o}") so its DLT, markers and cursor share its slot' },
-    ]);
-  }
-  const fields = ['dlt', 'markerPrefix', 'cursor', 'publishDedupePrefix'] as const;
-  const problems = fields
-    .filter((field) => hashTagOf(keys[field]) !== tag)
-    .map((field) => ({ path: `keys.${field}`, message: `must carry the stream's hash tag {${tag}} on Redis Cluster` }));
-  if (problems.length > 0) throw new ConfigError('consumer config', problems);
 }
 
 /** REST clients (Upstash) cannot hold a connection open: a blocking read is a config error. */

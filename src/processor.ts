@@ -6,7 +6,7 @@
 import type { DeliveryContext, EntryProcessor } from './decide';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { isValidEventId } from './keys';
-import { decodeUtf8Strict } from './redis/utf8';
+import { decodeUtf8Strict } from './ground/text';
 import { traceHandling, traceRefused } from './telemetry/tracing';
 import { Rejection, Verdicts, verdictOfOutcome, type HandlerOutcome, type Verdict } from './verdict';
 

@@ -16,7 +16,7 @@
 import { claimEntries, claimOperations, claimResultOf, type ClaimPlan, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
 import type { StreamEntry } from './entry';
-import { RedisCommandError, RunDeadlineTooCloseError } from './errors';
+import { RedisCommandError, RunDeadlineTooCloseError } from './ground/errors';
 import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
 import { meterPort } from './redis/metered';
 import type { RedisPort, RedisReply } from './redis/port';

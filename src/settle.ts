@@ -5,7 +5,7 @@
 import type { ConsumerConfig } from './config';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { settleScript } from './generated/lua-scripts';
-import { markerKey } from './keys';
+import { markerKeyFor } from './marker-key';
 import type { RedisArg, RedisPort, RedisReply } from './redis/port';
 import { asArray, asInteger } from './redis/reply';
 import { runScript, type ScriptCall } from './redis/script';
@@ -50,7 +50,7 @@ export function settleCall(config: ConsumerConfig, decisions: readonly Decision[
   for (const { entry, verdict } of decisions) {
     if (verdict.kind === 'ack') ackIds.push(entry.id);
     if (verdict.kind !== 'dead-letter') continue;
-    markers.push(markerKey(config.keys, config.group, entry.id));
+    markers.push(markerKeyFor(config.keys, config.group, entry.id));
     deadLetterArgs.push(entry.id, fieldText(entry, Fields.eventId) ?? '', verdict.reason, entry.deliveries);
   }
   return {

@@ -4,7 +4,7 @@
  * retried later (retain) — and anything else it throws is treated as transient (retain).
  * Transient failures are never dead-lettered, however many deliveries they took.
  */
-import { errorCode } from './errors';
+import { errorCode } from './ground/errors';
 
 const REASON_PATTERN = /^[a-z0-9_]{1,64}$/;
 

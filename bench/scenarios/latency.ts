@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { createPoller } from '../../src/poller';
 import { connectIoredis } from '../../src/redis/ioredis-port';
-import { decodeText } from '../../src/redis/reply';
+import { decodeText } from '../../src/ground/text';
 import { Verdicts } from '../../src/verdict';
 import { jsonPayload, signedFields } from '../fixtures';
 import { benchProcessor } from './processor';

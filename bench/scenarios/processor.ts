@@ -4,7 +4,7 @@
  * native HMAC engine as every Node entry point passes it.
  */
 import type { HmacEngine } from '../../src/auth/hmac';
-import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createSignedProcessor } from '../../src/admission/signed-processor';
 import type { EntryProcessor } from '../../src/decide';
 import { nodeHmac, plainNodeHmac } from '../../src/node/crypto';
 import { rawPayload } from '../../src/processor';

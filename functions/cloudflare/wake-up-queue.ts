@@ -4,7 +4,7 @@
  * from the Worker's env is a deployment error, reported at start rather than ignored.
  */
 import type { DeploymentConfig } from '../../src/deployment/define-config';
-import { ConfigError } from '../../src/errors';
+import { ConfigError } from '../../src/ground/errors';
 import { wakeUpMessageFor } from '../../src/deployment/wake-up';
 import type { QueueBinding, WorkerEnv } from './platform';
 

@@ -12,7 +12,7 @@ import { Annotations, CfnOutput } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ConfigError, type ConfigProblem } from '../../src/errors';
+import { ConfigError, type ConfigProblem } from '../../src/ground/errors';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { consumersOf, secretNamesOf, type FunctionRole } from '../../functions/aws/lib/roles';
 import { SagaAlarms, type AlarmOptions } from './alarms';

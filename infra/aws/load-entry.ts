@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { createJiti } from 'jiti';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
-import { ConfigError } from '../../src/errors';
+import { ConfigError } from '../../src/ground/errors';
 
 function isDeploymentConfig(value: unknown): value is DeploymentConfig {
   const config = value as Partial<DeploymentConfig> | undefined;

@@ -10,7 +10,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
-import type { ConfigProblem } from '../../src/errors';
+import type { ConfigProblem } from '../../src/ground/errors';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { secretPointerEnv } from '../../functions/aws/lib/secret-env';
 import { FUNCTION_ROLES, secretNamesOf } from '../../functions/aws/lib/roles';

@@ -5,7 +5,7 @@
  * must have `minIdleMs` above it, or another run could reclaim entries a live run still
  * handles (SPEC §5.2) — a config that breaks this is refused at synthesis.
  */
-import type { ConfigProblem } from '../../src/errors';
+import type { ConfigProblem } from '../../src/ground/errors';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import {
   LAMBDA_MAX_TIMEOUT_MS,

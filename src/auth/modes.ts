@@ -9,9 +9,9 @@
  * to its mode, key ids and producers only.
  */
 import * as z from 'zod';
-import { problemsOf } from '../config';
-import { ConfigError, type ConfigProblem } from '../errors';
-import { FrozenMap } from '../frozen-map';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError, type ConfigProblem } from '../ground/errors';
+import { FrozenMap } from '../ground/frozen-map';
 import { SecretKey, type KeyInput } from './secret';
 
 /** Shorter HMAC keys are guessable offline from one signed entry. */

@@ -1,5 +1,5 @@
 /** The REST port of a deployment (the Upstash REST protocol over fetch; Workers and any edge runtime). */
-import { ConfigError } from '../errors';
+import { ConfigError } from '../ground/errors';
 import type { RedisPort } from '../redis/port';
 import { connectUpstash } from '../redis/upstash-port';
 import type { DeploymentConfig } from './define-config';

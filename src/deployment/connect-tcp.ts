@@ -2,7 +2,7 @@
  * The TCP port of a deployment (ioredis; Node, Lambda and the local stack). Kept apart from
  * the REST one so a Worker bundle never pulls in ioredis.
  */
-import { ConfigError } from '../errors';
+import { ConfigError } from '../ground/errors';
 import { connectIoredis, connectIoredisCluster } from '../redis/ioredis-port';
 import type { RedisPort } from '../redis/port';
 import type { DeploymentConfig } from './define-config';

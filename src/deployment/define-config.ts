@@ -4,8 +4,9 @@
  * streams, producers able to sign what they publish, consumer budgets). The result is
  * frozen and holds no secret values — only environment variable names.
  */
-import { parseConsumerConfig, problemsOf, type ConsumerConfig } from '../config';
-import { ConfigError, errorCode, type ConfigProblem } from '../errors';
+import { parseConsumerConfig, type ConsumerConfig } from '../config';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError, errorCode, type ConfigProblem } from '../ground/errors';
 import type { ConsumerFactory } from './consumers';
 import { deploymentSchema, type DeploymentData, type DeploymentInput, type StreamAuthRef, type WakeUpTarget } from './schema';
 

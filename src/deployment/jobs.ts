@@ -3,7 +3,7 @@
  * whatever a cron expression stands for. Each returns a value that the caller logs as one
  * JSON line (log.ts); none of them reads the platform directly.
  */
-import { RedisCommandError } from '../errors';
+import { RedisCommandError } from '../ground/errors';
 import { ensureGroup } from '../groups';
 import type { RunReport } from '../report';
 import { runDeadline, type RunMode } from '../run';

@@ -8,7 +8,7 @@ import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { parseStreamAuth } from '../auth/modes';
 import { withConsumerName } from '../config';
-import { describeThrown } from '../errors';
+import { describeThrown } from '../ground/errors';
 import type { Poller } from '../poller';
 import { createPublisher, type Publisher, type PublishResult } from '../publish/publisher';
 import type { RedisPort } from '../redis/port';

@@ -15,7 +15,7 @@
  *   OR, so such an expression cannot be deployed faithfully and is refused.
  */
 import { Cron, CronPattern } from 'croner';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../ground/errors';
 
 export const SCHEDULE_FIELDS = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'] as const;
 

@@ -4,7 +4,7 @@
  * the variables, never a value. Key text may be `hex:…`, `base64:…`, or plain UTF-8.
  */
 import { SecretKey } from '../auth/secret';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../ground/errors';
 
 export type SecretEnv = Readonly<Record<string, string | undefined>>;
 

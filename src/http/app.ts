@@ -11,7 +11,7 @@
 import { Hono } from 'hono';
 import type { DeploymentRuntime } from '../deployment/runtime';
 import type { SecretEnv } from '../deployment/secrets';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../ground/errors';
 import { responseForError } from './failures';
 import { createHandlers } from './handlers';
 import { createLogger, describeError, type LogSink } from './log';

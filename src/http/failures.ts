@@ -4,7 +4,7 @@
  * client's 400; missing secrets are the operator's 500. Anything else is logged and
  * answered with a bare 500 — no message or stack ever reaches the client.
  */
-import { errorCode } from '../errors';
+import { errorCode } from '../ground/errors';
 import { describeError, type Logger } from './log';
 import { problemResponse } from './problems';
 

@@ -3,7 +3,7 @@
  * errors only their name, code and message — never a stack trace, a header or a body, so
  * tokens and payloads cannot reach the log.
  */
-import { describeThrown } from '../errors';
+import { describeThrown } from '../ground/errors';
 
 export type LogSink = (line: string) => void;
 

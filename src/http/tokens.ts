@@ -12,7 +12,7 @@
 import { constantTimeEqual } from '../auth/constant-time';
 import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
 import { SecretKey } from '../auth/secret';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../ground/errors';
 import { readSecrets, type SecretEnv } from '../deployment/secrets';
 
 export interface ProducerSpec {

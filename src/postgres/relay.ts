@@ -13,7 +13,7 @@
  * producer) can never succeed: it is marked refused (`refused_at`, `refusal`) and keeps
  * blocking its key's later rows until an operator clears it.
  */
-import { errorCode } from '../errors';
+import { errorCode } from '../ground/errors';
 import type { Publisher } from '../publish/publisher';
 import type { SqlDatabase, SqlTx } from './sql';
 import type { Tables } from './tables';

@@ -4,8 +4,8 @@
  * be configured without any text from config ever reaching SQL unchecked.
  */
 import * as z from 'zod';
-import { problemsOf } from '../config';
-import { ConfigError } from '../errors';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError } from '../ground/errors';
 
 const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase SQL identifier: a-z, 0-9, _ (not first), ≤ 63 chars');
 

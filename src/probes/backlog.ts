@@ -7,10 +7,11 @@
  * the same round trip), the clock that assigned the ids.
  */
 import { entryIdMillis } from '../entry';
-import { ReplyShapeError } from '../errors';
+import { ReplyShapeError } from '../ground/errors';
 import { deriveStreamKeys } from '../keys';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
-import { asArray, asInteger, asText, decodeText, isBytes } from '../redis/reply';
+import { decodeText } from '../ground/text';
+import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import { runOperations } from '../redis/script';
 
 export interface BacklogTarget {

@@ -5,7 +5,7 @@
  * and the dashboard.
  */
 import type { ConsumerPlan } from '../deployment/define-config';
-import { errorCode, type RedisCommandError } from '../errors';
+import { errorCode, type RedisCommandError } from '../ground/errors';
 import type { RedisPort } from '../redis/port';
 import { probeBacklog, type Backlog } from './backlog';
 

@@ -3,9 +3,9 @@
  * (ensured idempotently — which also surfaces missing ACL rights before real traffic).
  * Failures are values, not exceptions: a probe reports every problem it finds.
  */
-import { assertSingleSlot } from '../poller';
+import { assertSingleSlot } from '../assert-single-slot';
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../config';
-import { errorCode } from '../errors';
+import { errorCode } from '../ground/errors';
 import { ensureGroup } from '../groups';
 import { command, type RedisPort } from '../redis/port';
 import { runCommand } from '../redis/script';

@@ -5,10 +5,12 @@
  */
 import * as z from 'zod';
 import { checkStreamAuth, type StreamAuth } from '../auth/modes';
-import { problemsOf, keyName } from '../config';
-import { ConfigError, type ConfigProblem } from '../errors';
-import { FrozenMap } from '../frozen-map';
-import { deriveStreamKeys, hashTagOf } from '../keys';
+import { keyName } from '../config';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError, type ConfigProblem } from '../ground/errors';
+import { FrozenMap } from '../ground/frozen-map';
+import { hashTagOf, keyTagProblems } from '../hash-tag';
+import { deriveStreamKeys } from '../keys';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -56,10 +58,9 @@ export interface PublisherConfig {
 function slotProblems(route: PublishRoute, path: string, keyTag: string | undefined, cluster: boolean, dedupe: boolean): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (keyTag !== undefined) {
-    if (hashTagOf(route.stream) !== keyTag) problems.push({ path, message: `stream must carry the hash tag {${keyTag}}` });
-    if (dedupe && hashTagOf(route.dedupePrefix) !== keyTag) {
-      problems.push({ path: `${path}.publishDedupePrefix`, message: `must carry the hash tag {${keyTag}}` });
-    }
+    const keys: Array<readonly [string, string]> = [[path, route.stream]];
+    if (dedupe) keys.push([`${path}.publishDedupePrefix`, route.dedupePrefix]);
+    problems.push(...keyTagProblems(keyTag, keys));
   } else if (cluster && dedupe && (hashTagOf(route.stream) === route.stream || hashTagOf(route.dedupePrefix) !== hashTagOf(route.stream))) {
     problems.push({
       path,

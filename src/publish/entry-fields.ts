@@ -9,7 +9,7 @@ import { signEntry } from '../auth/signature';
 import { Fields } from '../entry';
 import { isValidEventId } from '../keys';
 import type { RedisArg, Transport } from '../redis/port';
-import { isWellFormedUtf8 } from '../redis/utf8';
+import { isWellFormedUtf8 } from '../ground/text';
 import type { PublishRoute } from './config';
 import { PublishError } from './errors';
 import { isValidTraceparent } from './traceparent';

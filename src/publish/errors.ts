@@ -3,7 +3,7 @@
  * outbox should retry it, and since the append may have happened anyway, it bumps the
  * duplicate hints. The other two are the caller's bug and nothing was sent.
  */
-import { SagaStreamsError } from '../errors';
+import { SagaStreamsError } from '../ground/errors';
 
 export type PublishErrorCode =
   /** No route for the event type; nothing was written. */

@@ -7,8 +7,8 @@
  */
 import type { HmacEngine } from '../auth/hmac';
 import { publishScript } from '../generated/lua-scripts';
-import { describeThrown } from '../errors';
-import { hashTagOf } from '../keys';
+import { describeThrown } from '../ground/errors';
+import { hashTagOf } from '../hash-tag';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
 import { runOperations, type Operation } from '../redis/script';
@@ -17,7 +17,7 @@ import { checkEvent, prepareEntry, routeOf, type PreparedEntry, type PublishEven
 import { PublishError } from './errors';
 import { addProcessDuplicateHints } from './hints';
 import { tracePublish } from '../telemetry/tracing';
-import { withTimeLimit } from '../time-limit';
+import { withTimeLimit } from '../ground/time-limit';
 
 export interface PublishResult {
   readonly eventId: string;

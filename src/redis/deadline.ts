@@ -5,8 +5,8 @@
  * report, and past minIdle another run would reclaim its entries. Port-agnostic: the same
  * bound holds over TCP and REST. The abandoned exchange is left to the client's own timeout.
  */
-import { RedisUnavailableError } from '../errors';
-import { withTimeLimit } from '../time-limit';
+import { RedisUnavailableError } from '../ground/errors';
+import { withTimeLimit } from '../ground/time-limit';
 import type { RedisPort } from './port';
 
 /** How long after its deadline a run may still wait for Redis (its final settle, typically). */

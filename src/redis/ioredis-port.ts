@@ -3,8 +3,8 @@
  * exchange and come back as Buffers, so payloads are binary-safe.
  */
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { RedisCommandError, RedisUnavailableError } from '../errors';
-import { withTimeLimit } from '../time-limit';
+import { RedisCommandError, RedisUnavailableError } from '../ground/errors';
+import { withTimeLimit } from '../ground/time-limit';
 import { EXCHANGE_TIMEOUT_MS, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
 
 /**

@@ -4,7 +4,7 @@
  * exist (ioredis over TCP, the Upstash REST protocol over fetch); the script fallback,
  * metering and reply decoding are written once on top of this interface.
  */
-import type { RedisCommandError } from '../errors';
+import type { RedisCommandError } from '../ground/errors';
 
 export type RedisArg = string | number | Uint8Array;
 

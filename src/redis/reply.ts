@@ -1,8 +1,7 @@
 /** Decoding helpers for RedisReply values; a shape mismatch is a ReplyShapeError. */
-import { ReplyShapeError } from '../errors';
+import { ReplyShapeError } from '../ground/errors';
+import { decodeText } from '../ground/text';
 import type { RedisReply } from './port';
-
-const utf8 = new TextDecoder('utf-8');
 
 export function isBytes(reply: RedisReply | undefined): reply is Uint8Array {
   return reply instanceof Uint8Array;
@@ -10,7 +9,7 @@ export function isBytes(reply: RedisReply | undefined): reply is Uint8Array {
 
 export function asText(reply: RedisReply | undefined, what: string): string {
   if (!isBytes(reply)) throw new ReplyShapeError(`${what}: expected a string`);
-  return utf8.decode(reply);
+  return decodeText(reply);
 }
 
 export function asArray(reply: RedisReply | undefined, what: string): RedisReply[] {
@@ -21,12 +20,8 @@ export function asArray(reply: RedisReply | undefined, what: string): RedisReply
 export function asInteger(reply: RedisReply | undefined, what: string): number {
   if (typeof reply === 'number') return reply;
   if (isBytes(reply)) {
-    const parsed = Number(utf8.decode(reply));
+    const parsed = Number(decodeText(reply));
     if (Number.isInteger(parsed)) return parsed;
   }
   throw new ReplyShapeError(`${what}: expected an integer`);
-}
-
-export function decodeText(bytes: Uint8Array): string {
-  return utf8.decode(bytes);
 }

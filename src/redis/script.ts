@@ -3,7 +3,7 @@
  * Scripts may share a round trip with plain commands; the fallback re-sends only the
  * scripts Redis did not know, in one more exchange.
  */
-import { RedisCommandError } from '../errors';
+import { RedisCommandError } from '../ground/errors';
 import type { RedisArg, RedisCommand, RedisPort, RedisReply } from './port';
 
 export interface LuaScript {

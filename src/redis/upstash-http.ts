@@ -17,7 +17,7 @@
  * refused); a 200 that is not a slot per command is ReplyShapeError. Exactly one attempt —
  * a lost answer must surface, not be re-sent: the commands may have run.
  */
-import { RedisUnavailableError, ReplyShapeError } from '../errors';
+import { RedisUnavailableError, ReplyShapeError } from '../ground/errors';
 
 export interface RestSlot {
   readonly result?: unknown;

@@ -10,11 +10,12 @@
  * strings and therefore only UTF-8 (see utf8.ts). REST cannot block: a blocking command is
  * refused before anything is sent.
  */
-import { ConfigError, RedisCommandError, ReplyShapeError, SagaStreamsError } from '../errors';
+import { ConfigError, RedisCommandError, ReplyShapeError, SagaStreamsError } from '../ground/errors';
 import { EXCHANGE_TIMEOUT_MS, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
 import { RestPipelineClient, type RestSlot } from './upstash-http';
 import { decodeRestReply } from './upstash-reply';
-import { exactUtf8Text, RestPayloadNotUtf8Error } from './utf8';
+import { exactUtf8Text } from '../ground/text';
+import { RestPayloadNotUtf8Error } from './utf8';
 
 export { decodeRestReply } from './upstash-reply';
 

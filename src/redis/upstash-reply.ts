@@ -14,7 +14,7 @@
  * base64decode(raw)` for a result, base64decode for the strings of an array) but then reads
  * the bytes as UTF-8, losing non-UTF-8 values; here they stay bytes.
  */
-import { ReplyShapeError } from '../errors';
+import { ReplyShapeError } from '../ground/errors';
 import type { RedisReply } from './port';
 
 /** Padded standard base64, the only string shape Upstash sends besides the OK status. */

@@ -11,11 +11,9 @@
  * The same strictness applies on the way out for payloads read as text (JSON, text): a
  * payload that is not UTF-8 is refused, never handed to a handler with U+FFFD in it.
  */
-import { SagaStreamsError } from '../errors';
+import { SagaStreamsError } from '../ground/errors';
+import { isWellFormedUtf8 } from '../ground/text';
 import type { Transport } from './port';
-
-/** `fatal` rejects malformed input; `ignoreBOM` keeps a leading U+FEFF instead of eating it. */
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A field value REST cannot write exactly. Stable `code`; names the field, never its bytes. */
 export class RestPayloadNotUtf8Error extends SagaStreamsError {
@@ -30,27 +28,6 @@ export class RestPayloadNotUtf8Error extends SagaStreamsError {
     );
     this.field = field;
   }
-}
-
-/** Like `strictUtf8`, but a leading BOM is dropped, as text decoding always did for payloads. */
-const strictPayloadUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The payload's text; throws a TypeError when the bytes are not well-formed UTF-8. */
-export function decodeUtf8Strict(bytes: Uint8Array): string {
-  return strictPayloadUtf8.decode(bytes);
-}
-
-/** The text whose UTF-8 encoding is exactly `bytes`, or undefined when there is none. */
-export function exactUtf8Text(bytes: Uint8Array): string | undefined {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
-export function isWellFormedUtf8(bytes: Uint8Array): boolean {
-  return exactUtf8Text(bytes) !== undefined;
 }
 
 export type FieldValue = string | Uint8Array;

@@ -4,7 +4,7 @@
  * become the XRANGE bounds and only the reason filter runs here.
  */
 import { entryIdMillis } from '../entry';
-import { ConfigError, type ConfigProblem } from '../errors';
+import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { command, type RedisPort } from '../redis/port';
 import { asArray } from '../redis/reply';
 import { runCommand } from '../redis/script';

@@ -8,8 +8,9 @@
 import type { StreamEntry } from '../entry';
 import { entryIdMillis } from '../entry';
 import type { RedisReply } from '../redis/port';
-import { asArray, asText, decodeText, isBytes } from '../redis/reply';
-import { ReplyShapeError } from '../errors';
+import { decodeText } from '../ground/text';
+import { asArray, asText, isBytes } from '../redis/reply';
+import { ReplyShapeError } from '../ground/errors';
 import { unpackFields } from './packed';
 
 /** Field names of a DLT record (a wire contract shared with lua/settle.lua and lua/redrive.lua). */

@@ -9,17 +9,17 @@
  * at-most-once per record: redriving the same id twice finds nothing the second time.
  *
  * Two round trips per batch: the records are read first because their marker keys derive
- * from the record's `group` and `source_entry_id` (markerKey, the rule settle uses) and
+ * from the record's `group` and `source_entry_id` (markerKeyFor, the rule settle uses) and
  * every key a script touches must be passed in KEYS. Entries are immutable, so what was read
  * cannot change before the script runs; a record deleted meanwhile is reported `missing`.
  * The marker prefix is this config's (`keys.markerPrefix`); the group is the record's, so a
  * redriver built for any group of the stream clears the marker of the group that rejected.
  */
 import type { ConsumerConfig } from '../config';
-import { ReplyShapeError } from '../errors';
+import { ReplyShapeError } from '../ground/errors';
 import { redriveScript } from '../generated/lua-scripts';
-import { markerKey } from '../keys';
-import { assertSingleSlot } from '../poller';
+import { markerKeyFor } from '../marker-key';
+import { assertSingleSlot } from '../assert-single-slot';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asText } from '../redis/reply';
 import { runOperations, runScript } from '../redis/script';
@@ -112,7 +112,7 @@ async function redriveBatch(port: RedisPort, config: ConsumerConfig, ids: readon
 
   const reply = await runScript(port, {
     script: redriveScript,
-    keys: [config.keys.stream, config.keys.dlt, ...chosen.map(({ record }) => markerKey(config.keys, record.group, record.sourceEntryId))],
+    keys: [config.keys.stream, config.keys.dlt, ...chosen.map(({ record }) => markerKeyFor(config.keys, record.group, record.sourceEntryId))],
     args: chosen.map(({ record }) => record.id),
   });
   asArray(reply, 'redrive reply').forEach((item, j) => {

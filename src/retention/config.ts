@@ -4,9 +4,11 @@
  * by field path, never echoing values; the result is frozen.
  */
 import * as z from 'zod';
-import { problemsOf, keyName, memberName } from '../config';
-import { ConfigError, type ConfigProblem } from '../errors';
-import { deriveStreamKeys, derivedDltProblems, hashTagOf } from '../keys';
+import { keyName, memberName } from '../config';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError, type ConfigProblem } from '../ground/errors';
+import { keyTagProblems } from '../hash-tag';
+import { deriveStreamKeys, derivedDltProblems } from '../keys';
 
 const DAY_SECONDS = 24 * 3600;
 /** Redis's own default LIMIT for `XTRIM ~` (100 × stream-node-max-entries). */
@@ -67,12 +69,7 @@ function crossFieldProblems(config: RetentionConfig, keyTag: string | undefined)
       message: 'must not be shorter than markerTtlSeconds: a marker must never outlive the evidence it stands for',
     });
   }
-  if (keyTag !== undefined) {
-    const keys: Array<[string, string]> = [['stream', config.stream], ['keys.dlt', config.dlt]];
-    for (const [path, key] of keys) {
-      if (hashTagOf(key) !== keyTag) problems.push({ path, message: `must carry the hash tag {${keyTag}} so every key shares one Cluster slot` });
-    }
-  }
+  problems.push(...keyTagProblems(keyTag, [['stream', config.stream], ['keys.dlt', config.dlt]]));
   return problems;
 }
 

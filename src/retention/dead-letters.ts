@@ -2,7 +2,7 @@
  * DLT retention (SPEC §7): drop dead-letter records older than the window, by a time-based
  * MINID computed from the Redis clock inside dlt-trim.lua.
  */
-import { ConfigError } from '../errors';
+import { ConfigError } from '../ground/errors';
 import { dltTrimScript } from '../generated/lua-scripts';
 import type { RedisPort } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';

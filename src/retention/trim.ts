@@ -5,7 +5,7 @@
  * macro nodes below the frontier, at most n entries), so one call on a large backlog never
  * blocks Redis for long; shorter streams are trimmed exactly.
  */
-import { ConfigError, ReplyShapeError } from '../errors';
+import { ConfigError, ReplyShapeError } from '../ground/errors';
 import { trimScript } from '../generated/lua-scripts';
 import type { RedisPort } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';

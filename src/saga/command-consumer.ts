@@ -7,7 +7,7 @@
  */
 import * as z from 'zod';
 import { DeadLetterReasons } from '../auth/reasons';
-import { problemsOf } from '../config';
+import { problemsOf } from '../ground/config-problems';
 import type { Poller } from '../poller';
 import { jsonPayload } from '../processor';
 import { Verdicts, type Verdict } from '../verdict';

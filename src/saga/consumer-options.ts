@@ -8,7 +8,7 @@ import { checkStreamAuth, type StreamAuth, type StreamAuthInput } from '../auth/
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../config';
 import type { EntryProcessor } from '../decide';
 import type { StreamEntry } from '../entry';
-import { ConfigError, errorCode, type ConfigProblem } from '../errors';
+import { ConfigError, errorCode, type ConfigProblem } from '../ground/errors';
 import { createPoller, type Poller } from '../poller';
 import type { RedisPort } from '../redis/port';
 import type { SagaHandler } from './delivery';

@@ -7,8 +7,8 @@
 import { DeadLetterReasons } from '../auth/reasons';
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
-import { createAdmission, isVerdict, refused } from '../auth/signed-processor';
-import { isPromiseLike } from '../maybe-promise';
+import { createAdmission, isVerdict, refused } from '../admission/signed-processor';
+import { isPromiseLike } from '../ground/maybe-promise';
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, fieldText, type StreamEntry } from '../entry';
 import type { PayloadDecoder } from '../processor';

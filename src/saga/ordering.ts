@@ -4,7 +4,7 @@
  * parse gets no key (it will be dead-lettered by the pipeline anyway).
  */
 import { Fields, type StreamEntry } from '../entry';
-import { decodeText } from '../redis/reply';
+import { decodeText } from '../ground/text';
 
 export function instanceOrderingKey(entry: StreamEntry): string | undefined {
   const payload = entry.fields.get(Fields.payload);

@@ -5,7 +5,7 @@ import { defineConfig } from '../../src/deployment/define-config';
 import { jobsForCron, wakeUpConsumers } from '../../src/deployment/jobs';
 import type { DeploymentInput } from '../../src/deployment/schema';
 import { toEventBridgeCron } from '../../src/deployment/cron';
-import { ConfigError } from '../../src/errors';
+import { ConfigError } from '../../src/ground/errors';
 
 const DIGEST = 'a'.repeat(64);
 const route = { workflow: 'order', definitionVersion: 1, definitionDigest: DIGEST, step: 'reserve' };

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { commandConsumer, entryConsumer, resultConsumer } from '../../src/deployment/consumers';
-import { errorCode } from '../../src/errors';
+import { errorCode } from '../../src/ground/errors';
 import { defineConfig } from '../../src/deployment/define-config';
 import { runPollJob, runTrimJob } from '../../src/deployment/jobs';
 import { runLogLine } from '../../src/deployment/log';

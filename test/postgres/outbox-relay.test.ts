@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createSignedProcessor } from '../../src/admission/signed-processor';
 import { createPoller } from '../../src/poller';
 import { rawPayload } from '../../src/processor';
 import { createPublisher, type Publisher } from '../../src/publish/publisher';

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createSignedProcessor } from '../../src/admission/signed-processor';
 import { createPoller } from '../../src/poller';
 import { rawPayload } from '../../src/processor';
 import { createPublisher } from '../../src/publish/publisher';

@@ -4,8 +4,8 @@
  */
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors';
-import { markerKey } from '../../src/keys';
+import { ConfigError } from '../../src/ground/errors';
+import { markerKeyFor } from '../../src/marker-key';
 import { checkReadiness } from '../../src/probes/readiness';
 import { createPoller } from '../../src/poller';
 import { meterPort } from '../../src/redis/metered';
@@ -34,7 +34,7 @@ describe('redis cluster (ioredis)', () => {
     expect(report).toMatchObject({ acked: 1, deadLettered: 1, retained: 0 });
     expect(await admin.xpending(stream, 'g')).toEqual([0, null, null, null]);
     expect(await admin.xlen(poller.config.keys.dlt)).toBe(1);
-    expect(await admin.exists(markerKey(poller.config.keys, 'g', bad))).toBe(1);
+    expect(await admin.exists(markerKeyFor(poller.config.keys, 'g', bad))).toBe(1);
     expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
   });
 

@@ -10,9 +10,9 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createSignedProcessor } from '../../src/admission/signed-processor';
 import { ensureGroup } from '../../src/groups';
-import { markerKey } from '../../src/keys';
+import { markerKeyFor } from '../../src/marker-key';
 import { createPoller, type Poller } from '../../src/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import { createProcessor, rawPayload } from '../../src/processor';
@@ -61,7 +61,7 @@ describe.each(clientKinds)('redrive over $name', (kind) => {
 
   const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });
   const dlt = () => poller.config.keys.dlt;
-  const markerOf = (sourceEntryId: string, group = 'g') => markerKey(poller.config.keys, group, sourceEntryId);
+  const markerOf = (sourceEntryId: string, group = 'g') => markerKeyFor(poller.config.keys, group, sourceEntryId);
   /** An entry's fields as [name, bytes] pairs, in stream order. */
   const fieldsOf = async (id: string) => {
     const [entry] = await admin.xrangeBuffer(stream, id, id);
@@ -342,7 +342,7 @@ describe.each(clientKinds)('redrive of a signed entry over $name', (kind) => {
       expect(await poller.run({ mode: 'drain' })).toMatchObject({ acked: 1, deadLettered: 0, authRejected: 0 });
       expect(await pendingIds(admin, stream, 'g')).toEqual([]);
       expect(await admin.xlen(poller.config.keys.dlt)).toBe(0);
-      expect(await admin.exists(markerKey(poller.config.keys, 'g', records[0]!.sourceEntryId))).toBe(0);
+      expect(await admin.exists(markerKeyFor(poller.config.keys, 'g', records[0]!.sourceEntryId))).toBe(0);
     } finally {
       await port.close();
       admin.disconnect();

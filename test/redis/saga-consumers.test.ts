@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { StreamAuthInput } from '../../src/auth/modes';
-import { markerKey } from '../../src/keys';
+import { markerKeyFor } from '../../src/marker-key';
 import type { Poller } from '../../src/poller';
 import { createPublisher, type Publisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
@@ -75,7 +75,7 @@ describe.each(clientKinds)('saga consumers over $name', (kind) => {
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
     const records = await dltRecords(admin, poller.config.keys.dlt);
     expect(records.map((r) => [r.event_id, r.reason])).toEqual([[eventId, reason]]);
-    expect(await admin.exists(markerKey(poller.config.keys, 'g', records[0]!.source_entry_id!))).toBe(1);
+    expect(await admin.exists(markerKeyFor(poller.config.keys, 'g', records[0]!.source_entry_id!))).toBe(1);
     expect(seen).toEqual([]);
   }
 

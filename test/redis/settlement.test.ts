@@ -4,9 +4,9 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { errorCode } from '../../src/errors';
+import { errorCode } from '../../src/ground/errors';
 import { ensureGroup } from '../../src/groups';
-import { markerKey } from '../../src/keys';
+import { markerKeyFor } from '../../src/marker-key';
 import { createPoller } from '../../src/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
@@ -40,7 +40,7 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
       // A previous attempt wrote the record and the marker, then failed before XACK.
       await admin.xreadgroup('GROUP', 'g', 'c1', 'STREAMS', stream, '>');
       await admin.xadd(poller.config.keys.dlt, '*', 'event_id', 'e0', 'reason', 'poison');
-      await admin.set(markerKey(poller.config.keys, 'g', id!), id!, 'EX', 600);
+      await admin.set(markerKeyFor(poller.config.keys, 'g', id!), id!, 'EX', 600);
       await admin.xclaim(stream, 'g', 'c1', 0, id!, 'IDLE', 60_000);
 
       const relaxed = createPoller({ port, config: fastConfig(stream, { minIdleMs: 6_000 }), process: recordingProcessor([], reject) });
@@ -63,7 +63,7 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
       expect(errorCode(failure)).toBe('REDIS_COMMAND_FAILED');
       expect(String((failure as Error).message)).toMatch(/WRONGTYPE/);
       expect(await pendingIds(admin, stream, 'g')).toEqual([id]);
-      expect(await admin.exists(markerKey(poller.config.keys, 'g', id!))).toBe(0);
+      expect(await admin.exists(markerKeyFor(poller.config.keys, 'g', id!))).toBe(0);
       expect(await admin.get(poller.config.keys.dlt)).toBe('not a stream');
     });
 
@@ -113,8 +113,8 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
         ['g', id, 'e0'],
         ['h', id, 'e0'],
       ]);
-      expect(await admin.get(markerKey(byG.config.keys, 'g', id!))).toBe(id);
-      expect(await admin.get(markerKey(byG.config.keys, 'h', id!))).toBe(id);
+      expect(await admin.get(markerKeyFor(byG.config.keys, 'g', id!))).toBe(id);
+      expect(await admin.get(markerKeyFor(byG.config.keys, 'h', id!))).toBe(id);
       expect(await pendingIds(admin, stream, 'h')).toEqual([]);
     });
 

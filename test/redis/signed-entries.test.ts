@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { StreamAuthInput } from '../../src/auth/modes';
-import { markerKey } from '../../src/keys';
+import { markerKeyFor } from '../../src/marker-key';
 import type { Poller } from '../../src/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
@@ -56,7 +56,7 @@ describe.each(clientKinds)('signed entries over $name', (kind) => {
     const records = await dltRecords(admin, poller.config.keys.dlt);
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ reason, event_id: eventId, source_entry_id: entryId, source_stream: poller.config.keys.stream });
-    expect(await admin.get(markerKey(poller.config.keys, 'g', entryId))).toBe(entryId);
+    expect(await admin.get(markerKeyFor(poller.config.keys, 'g', entryId))).toBe(entryId);
     expect(seen).toEqual([]);
   }
 

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { markerKey } from '../../src/keys';
+import { markerKeyFor } from '../../src/marker-key';
 import { createPoller, type Poller } from '../../src/poller';
 import { createProcessor, jsonPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
@@ -37,7 +37,7 @@ describe.each(clientKinds)('verdicts over $name', (kind) => {
 
   const runOnce = () => poller.run({ mode: 'drain', deadline: Date.now() + 5_000 });
   const dlt = () => poller.config.keys.dlt;
-  const markerOf = (entryId: string) => markerKey(poller.config.keys, 'g', entryId);
+  const markerOf = (entryId: string) => markerKeyFor(poller.config.keys, 'g', entryId);
 
   it('acks an entry whose handler committed', async () => {
     await append(admin, stream, { event: 'order.placed', event_id: 'e1', payload: '{"order":"o1"}' });

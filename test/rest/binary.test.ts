@@ -12,7 +12,8 @@ import { command, type RedisPort } from '../../src/redis/port';
 import { asArray } from '../../src/redis/reply';
 import { runCommand } from '../../src/redis/script';
 import { connectUpstash } from '../../src/redis/upstash-port';
-import { assertFieldsFitTransport, isWellFormedUtf8, RestPayloadNotUtf8Error } from '../../src/redis/utf8';
+import { isWellFormedUtf8 } from '../../src/ground/text';
+import { assertFieldsFitTransport, RestPayloadNotUtf8Error } from '../../src/redis/utf8';
 import { adminClient, uniquePrefix } from '../support/redis';
 import { ownRestServer, type OwnRest } from './fixture';
 

@@ -1,7 +1,7 @@
 /** Small builders shared by the round suites: a fast config and handlers with known behaviour. */
 import type { ConsumerConfigInput } from '../../src/config';
 import { createProcessor, rawPayload } from '../../src/processor';
-import { decodeText } from '../../src/redis/reply';
+import { decodeText } from '../../src/ground/text';
 import type { HandlerOutcome } from '../../src/verdict';
 
 /** Budgets small enough for tests, and consistent with §5.4 (minIdle > runBudget). */

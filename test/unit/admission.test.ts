@@ -8,7 +8,7 @@ import { MIN_KEY_BYTES } from '../../src/auth/modes';
 import { webCryptoHmac, type HmacEngine } from '../../src/auth/hmac';
 import { SecretKey } from '../../src/auth/secret';
 import { signEntry } from '../../src/auth/signature';
-import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createSignedProcessor } from '../../src/admission/signed-processor';
 import type { DeliveryContext } from '../../src/decide';
 import type { StreamEntry } from '../../src/entry';
 import { rawPayload } from '../../src/processor';

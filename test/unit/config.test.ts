@@ -1,7 +1,7 @@
 /** SPEC §5.4: every budget bounded, all problems listed by field path, nothing echoed. */
 import { describe, expect, it } from 'vitest';
 import { parseConsumerConfig } from '../../src/config';
-import { ConfigError } from '../../src/errors';
+import { ConfigError } from '../../src/ground/errors';
 
 const valid = { stream: 'orders', group: 'g', consumer: 'c', runBudgetMs: 60_000, minIdleMs: 120_000 };
 

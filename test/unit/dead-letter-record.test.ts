@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConsumerConfig } from '../../src/config';
 import { fieldText } from '../../src/entry';
-import { markerKey } from '../../src/keys';
+import { markerKeyFor } from '../../src/marker-key';
 import type { RedisPort, RedisReply } from '../../src/redis/port';
 import { listDeadLetters } from '../../src/redrive/list';
 import { unpackFields } from '../../src/redrive/packed';
@@ -57,9 +57,9 @@ describe('dead-letter records', () => {
 
   it('derives the marker settle wrote from the record: per group and source entry, whatever the event id', () => {
     const record = parseDeadLetterRecord(item('2-0', [['group', 'billing'], ['source_entry_id', '1-0'], ['orig_event_id', 'e1']]));
-    expect(markerKey(config.keys, record.group, record.sourceEntryId)).toBe('orders:dlt:marker:billing:1-0');
+    expect(markerKeyFor(config.keys, record.group, record.sourceEntryId)).toBe('orders:dlt:marker:billing:1-0');
     const overridden = parseConsumerConfig({ stream: 'orders', group: 'g', consumer: 'c', runBudgetMs: 1_000, minIdleMs: 2_000, keys: { markerPrefix: 'm:' } });
-    expect(markerKey(overridden.keys, record.group, record.sourceEntryId)).toBe('m:billing:1-0');
+    expect(markerKeyFor(overridden.keys, record.group, record.sourceEntryId)).toBe('m:billing:1-0');
   });
 });
 

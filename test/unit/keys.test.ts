@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hashTagOf, isValidEventId, isValidKeyName } from '../../src/keys';
+import { hashTagOf } from '../../src/hash-tag';
+import { isValidEventId, isValidKeyName } from '../../src/keys';
 
 describe('key names', () => {
   it('follows Redis Cluster hash-tag rules', () => {

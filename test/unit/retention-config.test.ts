@@ -1,6 +1,6 @@
 /** SPEC §5.4/§7: retention config — the DLT window may not be shorter than the marker TTL. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors';
+import { ConfigError } from '../../src/ground/errors';
 import { parseRetentionConfig } from '../../src/retention/config';
 
 function problemsFor(input: object): string[] {

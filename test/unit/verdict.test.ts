@@ -4,10 +4,10 @@
  * handler's return value the same way.
  */
 import { describe, expect, it } from 'vitest';
-import { createSignedProcessor } from '../../src/auth/signed-processor';
+import { createSignedProcessor } from '../../src/admission/signed-processor';
 import type { DeliveryContext, EntryProcessor } from '../../src/decide';
 import type { StreamEntry } from '../../src/entry';
-import { describeThrown, errorCode } from '../../src/errors';
+import { describeThrown, errorCode } from '../../src/ground/errors';
 import { createProcessor, rawPayload } from '../../src/processor';
 import { createEnvelopeProcessor } from '../../src/saga/envelope-processor';
 import { Verdicts, verdictOfOutcome, verdictOfThrown } from '../../src/verdict';

@@ -6,7 +6,7 @@
  * numbers the handler runs with.
  */
 import type { ConsumerConfig } from '../../../src/config';
-import { RunDeadlineTooCloseError } from '../../../src/errors';
+import { RunDeadlineTooCloseError } from '../../../src/ground/errors';
 import { MIN_HANDLER_WINDOW_MS } from '../../../src/run';
 
 /** Kept back from Lambda's remaining time: writing the report line and returning. */

@@ -3,7 +3,7 @@
  * Same shape as the report lines (one JSON object, low-cardinality fields). Messages of
  * this library's errors never carry secrets; anything else is summarised by its code.
  */
-import { errorCode } from '../../../src/errors';
+import { errorCode } from '../../../src/ground/errors';
 
 export interface LineContext {
   readonly deployment: string;

@@ -5,7 +5,7 @@
  * container resolves them once into an environment the runtime reads as usual. A variable
  * without `X_SECRET_ID` is taken from the plain environment (local runs, tests).
  */
-import { ConfigError, type ConfigProblem } from '../../../src/errors';
+import { ConfigError, type ConfigProblem } from '../../../src/ground/errors';
 import type { SecretEnv } from '../../../src/deployment/secrets';
 
 export const SECRET_ID_SUFFIX = '_SECRET_ID';

@@ -5,15 +5,15 @@
  * Every failure is a dead-letter with `auth: true`, so rounds count it in `authRejected`.
  */
 import { Fields, type StreamEntry } from '../entry';
-import { isPromiseLike, type MaybePromise } from '../maybe-promise';
-import { decodeText } from '../redis/reply';
+import { isPromiseLike, type MaybePromise } from '../ground/maybe-promise';
+import { decodeText } from '../ground/text';
 import { Verdicts, type Verdict } from '../verdict';
-import { CanonicalEncoder, type SignedFields } from './canonical';
-import { webCryptoHmac, type HmacEngine } from './hmac';
-import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from './modes';
-import { DeadLetterReasons } from './reasons';
-import type { SecretKey } from './secret';
-import { verifyEntry } from './signature';
+import { CanonicalEncoder, type SignedFields } from '../auth/canonical';
+import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
+import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from '../auth/modes';
+import { DeadLetterReasons } from '../auth/reasons';
+import type { SecretKey } from '../auth/secret';
+import { verifyEntry } from '../auth/signature';
 
 export interface Authentic {
   readonly kind: 'authentic';

@@ -6,11 +6,11 @@
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, type StreamEntry } from '../entry';
 import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
-import { isPromiseLike, type MaybePromise } from '../maybe-promise';
+import { isPromiseLike, type MaybePromise } from '../ground/maybe-promise';
 import { verdictOfOutcome, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
 import { traceHandling, traceRefused } from '../telemetry/tracing';
-import type { HmacEngine } from './hmac';
-import type { StreamAuth, StreamAuthInput } from './modes';
+import type { HmacEngine } from '../auth/hmac';
+import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { createOriginVerifier, type OriginCheck } from './verifier';
 
 export interface SignedDelivery<P> extends Delivery<P> {
