@@ -99,16 +99,28 @@ async function main(): Promise<void> {
   // ENTRY_WORK_PROFILE=<file>: a CPU profile of the measured passes only, not of building the entries.
   const profileTo = process.env.ENTRY_WORK_PROFILE;
   const session = profileTo === undefined ? undefined : new Session();
+  // ENTRY_WORK_HEAP=<file>: a sampling heap profile (allocations by function) instead.
+  const heapTo = process.env.ENTRY_WORK_HEAP;
+  const heap = heapTo === undefined ? undefined : new Session();
   if (session !== undefined) {
     session.connect();
     await session.post('Profiler.enable');
     await session.post('Profiler.start');
+  }
+  if (heap !== undefined) {
+    heap.connect();
+    await heap.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   }
   for (let rep = 0; rep < reps; rep += 1) {
     const started = performance.now();
     const done = await pass();
     const micros = ((performance.now() - started) * 1000) / done;
     if (process.env.ENTRY_WORK_QUIET !== '1') console.log(`${mode} b${batch}: ${micros.toFixed(2)} µs/entry (rep ${rep + 1})`);
+  }
+  if (heap !== undefined) {
+    const { profile } = await heap.post('HeapProfiler.stopSampling');
+    writeFileSync(heapTo!, JSON.stringify(profile));
+    heap.disconnect();
   }
   if (session !== undefined) {
     const { profile } = await session.post('Profiler.stop');

@@ -106,6 +106,8 @@ export const nodeHmac: HmacEngine = {
     if (fitsOneShot(message)) return constantTimeEqualHex(oneShotMacHex(oneShotHash!, state, message), expected);
     return constantTimeEqual(streamingMac(state, message), expected);
   },
+  // The digest is a hex string already: comparing it with the stored hex costs no decoding
+  // and no allocation (bench/entry-work.ts; see verifyStoredSignature).
   verifyHex(key, message, expectedHex) {
     const state = stateOf(key);
     const hex = fitsOneShot(message) ? oneShotMacHex(oneShotHash!, state, message) : toHex(streamingMac(state, message));
