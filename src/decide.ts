@@ -62,6 +62,11 @@ export async function decideAll(
   // could still be running beside its successor).
   const heldKeys = new Set<string>();
   const keyOf = options.orderingKey;
+  let checkedAt = 0;
+  const mayStart = (): boolean => {
+    checkedAt = options.now();
+    return settleBy - checkedAt > 0;
+  };
   const handleOne = async (index: number): Promise<void> => {
     const entry = entries[index]!;
     if (entry.repeatsFieldName) {
@@ -74,7 +79,9 @@ export async function decideAll(
       verdicts[index] = Verdicts.retain('ordering');
       return;
     }
-    const now = options.now();
+    // Read by mayStart just before this call (runOrdered calls work right after it says
+    // yes): one clock read per entry fewer, and clock reads showed up in profiles.
+    const now = checkedAt;
     const retainAs: RetainCause = settleBy - now < options.handlerTimeoutMs ? 'deadline' : 'handler_timeout';
     const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, retainAs, options.now, options.scope);
     const started = performance.now();
@@ -89,7 +96,7 @@ export async function decideAll(
   };
 
   try {
-    await runOrdered(entries, options.concurrency, options.orderingKey, () => settleBy - options.now() > 0, handleOne);
+    await runOrdered(entries, options.concurrency, options.orderingKey, mayStart, handleOne);
   } finally {
     timeouts.dispose();
   }
@@ -188,7 +195,8 @@ async function runSequentially(count: number, mayStart: () => boolean, work: (in
 /**
  * Runs work(i) for each index with at most `limit` in flight. Entries sharing an ordering
  * key run one at a time, in index order; with limit 1 everything runs in order. Stops
- * starting new work as soon as mayStart() says no.
+ * starting new work as soon as mayStart() says no; each work(i) starts synchronously right
+ * after the mayStart() call that allowed it (decideAll reuses that call's clock reading).
  */
 export function runOrdered<T>(
   items: readonly T[],

@@ -2,8 +2,11 @@
  * Key names (SPEC §3.4). Every key of a stream derives from the stream name, so under
  * Redis Cluster it shares the stream's hash slot and one script can touch them all.
  */
+import { decodeText } from './ground/text';
 import { markerKeyFor } from './marker-key';
 
+/** The length bound of NAME_PATTERN. */
+const MAX_NAME_CHARS = 256;
 const NAME_PATTERN = /^[\x21-\x7e]{1,256}$/;
 
 /** Printable ASCII, no spaces, 1..=256 bytes. */
@@ -96,4 +99,15 @@ export function derivedKeyProblems(stream: string, group: string, overrides: Str
 /** Event ids become key suffixes (markers, dedupe records): same rule as key names. */
 export function isValidEventId(eventId: string): boolean {
   return NAME_PATTERN.test(eventId);
+}
+
+/**
+ * isValidEventId for stored event_id bytes. Bytes that are all printable ASCII (every
+ * well-formed id) decode to themselves, so they are checked as they are, with no text
+ * decoded per entry; any other bytes are decoded and judged as text, exactly as before.
+ */
+export function isValidEventIdBytes(bytes: Uint8Array): boolean {
+  let printable = bytes.length >= 1 && bytes.length <= MAX_NAME_CHARS;
+  for (let i = 0; printable && i < bytes.length; i += 1) printable = bytes[i]! >= 0x21 && bytes[i]! <= 0x7e;
+  return printable || isValidEventId(decodeText(bytes));
 }

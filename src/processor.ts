@@ -5,7 +5,7 @@
  */
 import type { DeliveryContext, EntryProcessor } from './decide';
 import { Fields, fieldText, type StreamEntry } from './entry';
-import { isValidEventId } from './keys';
+import { isValidEventIdBytes } from './keys';
 import { decodeUtf8Strict } from './ground/text';
 import { traceHandling, traceRefused } from './telemetry/tracing';
 import { Rejection, Verdicts, verdictOfOutcome, type HandlerOutcome, type Verdict } from './verdict';
@@ -65,9 +65,9 @@ export function jsonPayload<P>(schema: { safeParse(value: unknown): { success: t
 
 /** The identity checks every entry passes before anything else: a usable event_id and a payload. */
 export function checkRequiredFields(entry: StreamEntry): Verdict | undefined {
-  const eventId = fieldText(entry, Fields.eventId);
+  const eventId = entry.fields.get(Fields.eventId);
   if (eventId === undefined) return Verdicts.deadLetter(CoreReasons.eventIdMissing);
-  if (!isValidEventId(eventId)) return Verdicts.deadLetter(CoreReasons.eventIdInvalid);
+  if (!isValidEventIdBytes(eventId)) return Verdicts.deadLetter(CoreReasons.eventIdInvalid);
   if (!entry.fields.has(Fields.payload)) return Verdicts.deadLetter(CoreReasons.payloadMissing);
   return undefined;
 }

@@ -5,6 +5,7 @@
  * Transient failures are never dead-lettered, however many deliveries they took.
  */
 import { errorCode } from './ground/errors';
+import { isPromiseLike } from './ground/maybe-promise';
 
 const REASON_PATTERN = /^[a-z0-9_]{1,64}$/;
 
@@ -75,6 +76,21 @@ export function verdictOfOutcome(outcome: unknown): Verdict {
   if (outcome === undefined || outcome === 'committed') return Verdicts.ack();
   if (outcome === 'duplicate') return Verdicts.ack(true);
   return Verdicts.retain('handler_contract');
+}
+
+/**
+ * The verdict of one handler call, as `async () => verdictOfOutcome(await call())` gives it
+ * (a throw becomes a rejection, a thenable is awaited), without the async function and the
+ * await: a handler that answers synchronously — most acks — costs one resolved promise.
+ */
+export function verdictOfCall(call: () => unknown): Promise<Verdict> {
+  let outcome: unknown;
+  try {
+    outcome = call();
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+  return isPromiseLike(outcome) ? Promise.resolve(outcome).then(verdictOfOutcome) : Promise.resolve(verdictOfOutcome(outcome));
 }
 
 /**

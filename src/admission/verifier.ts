@@ -13,7 +13,7 @@ import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
 import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from '../auth/modes';
 import { DeadLetterReasons } from '../auth/reasons';
 import type { SecretKey } from '../auth/secret';
-import { verifyEntry } from '../auth/signature';
+import { verifyStoredSignature } from '../auth/signature';
 
 export interface Authentic {
   readonly kind: 'authentic';
@@ -45,20 +45,40 @@ export function signedFieldsOf(stream: string | Uint8Array, entry: StreamEntry):
 
 /** Only an explicit `true` from the engine admits an entry. */
 function originOf(valid: unknown, trusted: TrustedKey): OriginCheck {
-  return valid === true ? { kind: 'authentic', producer: trusted.producer } : reject(DeadLetterReasons.signatureInvalid);
+  return valid === true ? trusted.authentic : reject(DeadLetterReasons.signatureInvalid);
 }
 
 interface TrustedKey {
   readonly key: SecretKey;
-  readonly producer: string;
+  /** What an entry this key verifies is: one frozen answer per key, not an object per entry. */
+  readonly authentic: Authentic;
 }
 
-/** The key the entry claims, if this stream trusts it. */
-function trustedKeyOf(auth: Exclude<StreamAuth, { mode: 'exclusive-stream' }>, keyId: string | undefined): TrustedKey | undefined {
-  if (keyId === undefined) return undefined;
+function trustedKey(key: SecretKey, producer: string): TrustedKey {
+  return { key, authentic: Object.freeze({ kind: 'authentic', producer }) };
+}
+
+/**
+ * The key an entry's `key_id` names, if this stream trusts it. In `hmac` mode the stored
+ * bytes are compared with the one key id's first (key ids are not secret): no text decoded
+ * and no object made per entry. Bytes that differ are still decoded and compared as text,
+ * so every key_id is judged exactly as its decoded text would be.
+ */
+function trustedKeyLookup(auth: Exclude<StreamAuth, { mode: 'exclusive-stream' }>): (keyId: Uint8Array) => TrustedKey | undefined {
+  if (auth.mode === 'hmac-keyring') {
+    const keys = new Map([...auth.keys].map(([id, k]) => [id, trustedKey(k.key, k.producer)]));
+    return (keyId) => keys.get(decodeText(keyId));
+  }
   // A consumer-parsed hmac mode always names its producer (parseStreamAuth checks it).
-  if (auth.mode === 'hmac') return keyId === auth.keyId ? { key: auth.key, producer: auth.producer! } : undefined;
-  return auth.keys.get(keyId);
+  const only = trustedKey(auth.key, auth.producer!);
+  const keyIdBytes = new TextEncoder().encode(auth.keyId);
+  return (keyId) => (bytesEqual(keyId, keyIdBytes) || decodeText(keyId) === auth.keyId ? only : undefined);
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -79,13 +99,14 @@ export function createOriginVerifier(
   // Encoded once: the stream name is part of every signed message.
   const streamBytes = new TextEncoder().encode(stream);
   const encoder = new CanonicalEncoder();
+  const trustedKeyOf = trustedKeyLookup(auth);
   return (entry) => {
     const sig = entry.fields.get(Fields.sig);
     if (sig === undefined) return reject(DeadLetterReasons.signatureMissing);
-    const keyIdBytes = entry.fields.get(Fields.keyId);
-    const trusted = trustedKeyOf(auth, keyIdBytes === undefined ? undefined : decodeText(keyIdBytes));
+    const keyId = entry.fields.get(Fields.keyId);
+    const trusted = keyId === undefined ? undefined : trustedKeyOf(keyId);
     if (trusted === undefined) return reject(DeadLetterReasons.signatureKeyUnknown);
-    const valid = verifyEntry(trusted.key, signedFieldsOf(streamBytes, entry), decodeText(sig), hmac, encoder);
+    const valid = verifyStoredSignature(trusted.key, signedFieldsOf(streamBytes, entry), sig, hmac, encoder);
     return isPromiseLike(valid) ? Promise.resolve(valid).then((v) => originOf(v, trusted)) : originOf(valid, trusted);
   };
 }

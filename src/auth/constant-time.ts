@@ -27,3 +27,15 @@ export function constantTimeEqualHex(hex: string, bytes: Uint8Array): boolean {
   }
   return difference === 0;
 }
+
+/**
+ * Whether `presented` (bytes as stored, e.g. a `sig` field) are exactly the ASCII of `text`
+ * (a lowercase hex digest we computed), in constant time: for a signature verifier that
+ * checks the stored hex without decoding it into bytes first.
+ */
+export function constantTimeEqualAscii(text: string, presented: Uint8Array): boolean {
+  if (text.length !== presented.length) return false;
+  let difference = 0;
+  for (let i = 0; i < presented.length; i += 1) difference |= text.charCodeAt(i) ^ presented[i]!;
+  return difference === 0;
+}

@@ -21,6 +21,12 @@ export interface HmacEngine {
   mac(key: SecretKey, message: Uint8Array): Uint8Array | Promise<Uint8Array>;
   /** True when `expected` is that HMAC; compares in constant time. */
   verify(key: SecretKey, message: Uint8Array, expected: Uint8Array): boolean | Promise<boolean>;
+  /**
+   * Optional, synchronous engines only: true when `expectedHex` is the ASCII of that HMAC's
+   * lowercase hex (a `sig` field as stored), compared in constant time. A verifier uses it
+   * to check entry after entry without decoding each signature to bytes.
+   */
+  verifyHex?(key: SecretKey, message: Uint8Array, expectedHex: Uint8Array): boolean;
 }
 
 export const webCryptoHmac: HmacEngine = {

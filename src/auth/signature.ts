@@ -4,6 +4,7 @@
  * the native one).
  */
 import { canonicalMessage, type CanonicalEncoder, type SignedFields } from './canonical';
+import { decodeText } from '../ground/text';
 import { webCryptoHmac, type HmacEngine } from './hmac';
 import { fromHex, toHex } from './hex';
 import type { SecretKey } from './secret';
@@ -34,4 +35,25 @@ export function verifyEntry(
   if (presented === undefined || presented.length !== SIGNATURE_BYTES) return false;
   const message = encoder !== undefined && engine.synchronous === true ? encoder.encode(fields) : canonicalMessage(fields);
   return engine.verify(key, message, presented);
+}
+
+/**
+ * verifyEntry for a signature as stored: `sig` is the field's bytes. An engine with
+ * `verifyHex` compares them with its hex digest directly — no text decoding, no bytes
+ * decoded from hex, per entry. Only a signature of exactly 64 bytes takes that path; any
+ * other is decoded and checked as verifyEntry does, so both paths give the same answer
+ * for every input (a 64-byte value spells the lowercase hex digest exactly when its
+ * decoded text does).
+ */
+export function verifyStoredSignature(
+  key: SecretKey,
+  fields: SignedFields,
+  sig: Uint8Array,
+  engine: HmacEngine,
+  encoder: CanonicalEncoder,
+): boolean | Promise<boolean> {
+  if (engine.verifyHex !== undefined && engine.synchronous === true && sig.length === 2 * SIGNATURE_BYTES) {
+    return engine.verifyHex(key, encoder.encode(fields), sig);
+  }
+  return verifyEntry(key, fields, decodeText(sig), engine, encoder);
 }

@@ -41,7 +41,9 @@ function unavailable(error: unknown): RedisUnavailableError {
 function blockingMs(commands: readonly RedisCommand[]): number {
   let longest = 0;
   for (const cmd of commands) {
-    const at = cmd.args.findIndex((arg) => typeof arg === 'string' && arg.toUpperCase() === 'BLOCK');
+    // Length first: a settle carries every acked id as an argument, and upper-casing each
+    // one made a string per entry per exchange.
+    const at = cmd.args.findIndex((arg) => typeof arg === 'string' && arg.length === 5 && arg.toUpperCase() === 'BLOCK');
     if (at >= 0) longest = Math.max(longest, Number(cmd.args[at + 1]) || 0);
   }
   return longest;

@@ -11,6 +11,7 @@ import { signEntry } from '../../src/auth/signature';
 import { createSignedProcessor } from '../../src/admission/signed-processor';
 import type { DeliveryContext } from '../../src/decide';
 import type { StreamEntry } from '../../src/entry';
+import { nodeHmac } from '../../src/node/crypto';
 import { rawPayload } from '../../src/processor';
 import type { Verdict } from '../../src/verdict';
 
@@ -87,5 +88,28 @@ describe('admission with custom HMAC engines', () => {
     const verdicts = await Promise.all(entries.map((entry) => process(entry, context)));
     expect(kinds(verdicts)).toEqual(['ack', 'ack', 'ack', 'dead-letter:signature_invalid']);
     expect(handled.sort()).toEqual(['1-0', '2-0', '3-0']);
+  });
+});
+
+describe('key ids', () => {
+  it('are judged as their decoded text, whether or not the stored bytes spell the key id exactly', async () => {
+    const withKeyId = async (keyId: Uint8Array) => {
+      const entry = await signedEntry('1-0', '{"a":1}');
+      return { ...entry, fields: new Map([...entry.fields, ['key_id', keyId]]) };
+    };
+    const keyIds = [
+      utf8.encode('k1'),
+      // A leading BOM is dropped by decoding: the text is "k1", as it always was.
+      Uint8Array.from([0xef, 0xbb, 0xbf, ...utf8.encode('k1')]),
+      utf8.encode('k2'),
+      utf8.encode('k1 '),
+      utf8.encode('K1'),
+      new Uint8Array(0),
+    ];
+    for (const hmac of [nodeHmac, webCryptoHmac]) {
+      const process = processorSeeing([], hmac);
+      const verdicts = await Promise.all(keyIds.map(async (keyId) => process(await withKeyId(keyId), context)));
+      expect(kinds(verdicts)).toEqual(['ack', 'ack', ...Array(4).fill('dead-letter:signature_key_unknown')]);
+    }
   });
 });

@@ -4,9 +4,10 @@
  * text payload that is not UTF-8 is rejected rather than decoded with U+FFFD.
  */
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeadLetterReasons } from '../../src/auth/reasons';
-import { parseEntries } from '../../src/entry';
+import { Fields, parseEntries } from '../../src/entry';
 import { CoreReasons, jsonPayload, textPayload } from '../../src/processor';
 import type { RedisReply } from '../../src/redis/port';
 import { Rejection } from '../../src/verdict';
@@ -25,6 +26,29 @@ describe('parseEntries', () => {
     const entries = parseEntries(reply, () => 1, false);
     expect(entries.map((e) => e.id)).toEqual(['1-0', '2-0', '3-0', '4-0']);
     expect(entries.map((e) => e.repeatsFieldName === true)).toEqual([false, true, true, false]);
+  });
+
+  it('names fields exactly as their decoded text, wire names and near misses alike', () => {
+    const wire = Object.values(Fields).map(bytes);
+    // A wire name, or one with a byte changed, dropped or added (a BOM, a non-UTF-8 byte), or anything.
+    const nearWire = fc.tuple(fc.constantFrom(...wire), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(3)).map(([name, at, byte, how]) => {
+      const i = at % name.length;
+      if (how === 0) return name;
+      if (how === 1) return Uint8Array.from(name, (b, j) => (j === i ? byte : b));
+      if (how === 2) return Uint8Array.from([...name.slice(0, i), ...name.slice(i + 1)]);
+      return Uint8Array.from([0xef, 0xbb, 0xbf, ...name]);
+    });
+    const name = fc.oneof(nearWire, fc.uint8Array({ maxLength: 12 }));
+    const decoder = new TextDecoder();
+    fc.assert(
+      fc.property(fc.array(name, { maxLength: 8 }), (names) => {
+        const [entry] = parseEntries([[bytes('1-0'), names.flatMap((n) => [n, bytes('v')])]], () => 1, false);
+        const expected = new Map(names.map((n) => [decoder.decode(n), bytes('v')]));
+        expect([...entry!.fields.keys()]).toEqual([...expected.keys()]);
+        expect(entry!.repeatsFieldName === true).toBe(expected.size < names.length);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('leaves a well-formed entry exactly as before (no extra property)', () => {

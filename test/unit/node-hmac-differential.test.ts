@@ -9,6 +9,9 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SecretKey } from '../../src/auth/secret';
+import { CanonicalEncoder } from '../../src/auth/canonical';
+import { verifyEntry, verifyStoredSignature } from '../../src/auth/signature';
+import { decodeText } from '../../src/ground/text';
 import { nodeHmac } from '../../src/node/crypto';
 
 const ONE_SHOT_LIMIT = 256 * 1024;
@@ -58,6 +61,65 @@ describe('the native HMAC engine', () => {
         }
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('checks a stored hex signature (verifyHex) against createHmac: only the lowercase digest itself passes', () => {
+    const ascii = (text: string) => new TextEncoder().encode(text);
+    fc.assert(
+      fc.property(key, fc.array(message, { minLength: 1, maxLength: 4 }), fc.nat(63), (keyBytes, messages, at) => {
+        const secret = new SecretKey(keyBytes);
+        for (const m of messages) {
+          const hex = createHmac('sha256', keyBytes).update(m).digest('hex');
+          expect(nodeHmac.verifyHex!(secret, m, ascii(hex))).toBe(true);
+          const flipped = ascii(hex);
+          flipped[at]! ^= 1;
+          expect(nodeHmac.verifyHex!(secret, m, flipped)).toBe(false);
+          expect(nodeHmac.verifyHex!(secret, m, ascii(hex.toUpperCase()))).toBe(/[a-f]/.test(hex) ? false : true);
+          expect(nodeHmac.verifyHex!(secret, m, ascii(hex.slice(0, 62)))).toBe(false);
+          expect(nodeHmac.verifyHex!(secret, m, ascii(`${hex}0`))).toBe(false);
+          expect(nodeHmac.verifyHex!(secret, m, new Uint8Array(0))).toBe(false);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('a stored signature', () => {
+  const utf8 = new TextEncoder();
+  const unicode = fc.string({ unit: 'grapheme', maxLength: 40 });
+  const signedFields = fc.record({
+    stream: unicode,
+    eventId: unicode,
+    eventType: unicode,
+    payload: unicode,
+    traceparent: fc.option(unicode, { nil: undefined }),
+  });
+  /** Presented values around the right one: case and length changes, a BOM or space before it, one digit changed. */
+  const variants = (hex: string, at: number): string[] => [
+    hex,
+    hex.toUpperCase(),
+    `\uFEFF${hex}`,
+    ` ${hex}`,
+    hex.slice(0, 63),
+    `${hex.slice(0, at)}${hex[at] === '0' ? '1' : '0'}${hex.slice(at + 1)}`,
+  ];
+  const randomSig = fc.oneof(fc.uint8Array({ minLength: 64, maxLength: 64 }), fc.uint8Array({ maxLength: 70 }));
+
+  it('is judged on its bytes exactly as verifyEntry judges its decoded text', () => {
+    fc.assert(
+      fc.property(key, signedFields, fc.nat(63), randomSig, (keyBytes, signed, at, random) => {
+        const secret = new SecretKey(keyBytes);
+        const encoder = new CanonicalEncoder();
+        const hex = createHmac('sha256', keyBytes).update(new CanonicalEncoder().encode(signed)).digest('hex');
+        for (const sig of [...variants(hex, at).map((text) => utf8.encode(text)), random]) {
+          const expected = verifyEntry(secret, signed, decodeText(sig), nodeHmac, encoder);
+          expect(verifyStoredSignature(secret, signed, sig, nodeHmac, encoder)).toBe(expected);
+        }
+        expect(verifyStoredSignature(secret, signed, utf8.encode(hex), nodeHmac, encoder)).toBe(true);
+      }),
+      { numRuns: 300 },
     );
   });
 });
