@@ -1,0 +1,158 @@
+/**
+ * The dashboard's history in Redis (issue 17 §1), over real Redis: a poll run of a deployment
+ * with the dashboard enabled leaves one age sample and one run record, in one extra round
+ * trip; runs ending in the same bucket share a sample (acks summed); idle runs go to a list of
+ * their own so they never push the runs that did something away; lists are capped; a failed
+ * record costs one log line and never the run; a deployment without the dashboard writes
+ * nothing. The overview and runs pages read it back.
+ */
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDashboardApp } from '../../src/dashboard/app';
+import { ACTIVE_RUNS_KEPT, historyKeys, IDLE_RUNS_KEPT, SAMPLES_KEPT } from '../../src/dashboard/history';
+import { parseSample } from '../../src/dashboard/read-history';
+import { runPollJob } from '../../src/deployment/jobs';
+import { createRuntime } from '../../src/deployment/runtime';
+import { createLogger } from '../../src/http/log';
+import { opsRecordScript } from '../../src/generated/lua-scripts';
+import { connectIoredis } from '../../src/redis/ioredis-port';
+import type { RedisCommand, RedisPort } from '../../src/redis/port';
+import { adminClient, append, uniquePrefix } from '../support/redis';
+import { env, publishDeployment, streamsOf } from '../http/fixture';
+
+const ADMIN_TOKEN = 'admin-token-history-0123';
+const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const withDashboard = { dashboard: { adminTokenEnv: 'OPS_ADMIN_TOKEN' } };
+
+/** Counts exchanges, so a test can tell how many round trips the record added. */
+function counting(port: RedisPort) {
+  const exchanges: RedisCommand[][] = [];
+  const counted: RedisPort = { ...port, exchange: (commands) => (exchanges.push([...commands]), port.exchange(commands)) };
+  return { port: counted, exchanges };
+}
+
+describe('dashboard history', () => {
+  let port: RedisPort;
+  let admin: Redis;
+  beforeAll(() => {
+    port = connectIoredis(inject('redisUrl'));
+    admin = adminClient();
+  });
+  afterAll(async () => {
+    await port.close();
+    admin.disconnect();
+  });
+
+  function deployment(options = withDashboard) {
+    const prefix = uniquePrefix();
+    const config = publishDeployment(prefix, options);
+    return { config, stream: streamsOf(prefix).orders, keys: historyKeys(streamsOf(prefix).orders, 'fulfilment') };
+  }
+  const poll = (runtime: ReturnType<typeof createRuntime>) => runPollJob(runtime, 'fulfilment', { deadline: Date.now() + 4_000 });
+
+  it('records one sample and one run per poll run, in one extra round trip after the run', async () => {
+    const { config, stream, keys } = deployment();
+    const lines: string[] = [];
+    const meter = counting(port);
+    const runtime = createRuntime(config, { port: meter.port, env, log: (line) => lines.push(line) });
+    await poll(runtime); // creates the group; an idle run
+    // Unsigned entries on an hmac stream: dead-lettered, a run that did something.
+    await append(admin, stream, { event: 'order.placed', event_id: 'e1', payload: '{}' });
+    await append(admin, stream, { event: 'order.placed', event_id: 'e2', payload: '{}' });
+    const before = meter.exchanges.length;
+    const result = await poll(runtime);
+    expect(result.report.deadLettered).toBe(2);
+    const recordExchanges = meter.exchanges.slice(before).filter((ex) => ex.some((c) => c.args[0] === opsRecordScript.sha1 || c.args[0] === opsRecordScript.text));
+    expect(recordExchanges).toHaveLength(1);
+    expect(meter.exchanges.at(-1)).toBe(recordExchanges[0]);
+
+    const samples = (await admin.lrange(keys.samples, 0, -1)).map((text) => parseSample(text)!);
+    // Both runs fell in one 20 s bucket (almost always); either way the latest sample is the second run's.
+    expect(samples.length).toBeGreaterThanOrEqual(1);
+    expect(samples[0]).toMatchObject({ pending: 0, ageMs: undefined, deadLetters: 2 });
+    const runs = (await admin.lrange(keys.runs, 0, -1)).map((text) => JSON.parse(text));
+    expect(runs).toEqual([expect.objectContaining({ job: 'poll', consumer: 'fulfilment', level: 'info', deadLettered: 2, acked: 0, handled: 2 })]);
+    expect((await admin.lrange(keys.idleRuns, 0, -1)).map((text) => JSON.parse(text))).toEqual([expect.objectContaining({ handled: 0 })]);
+    expect(lines).toEqual([]);
+  });
+
+  it('keeps one sample per bucket (acks summed), idle runs apart, and every list capped', async () => {
+    const { config, keys } = deployment();
+    const runtime = createRuntime(config, { port, env });
+    // A bucket's sample already there, 1 s old: the next run adds its acks to it.
+    const now = Number((await admin.time())[0]) * 1000;
+    await admin.lpush(keys.samples, `${now - 1000} 5 1 0 7`);
+    await poll(runtime);
+    const [merged, ...rest] = await admin.lrange(keys.samples, 0, -1);
+    expect(rest).toEqual([]);
+    // Same bucket unless the run straddled a 20 s boundary; then a second sample.
+    if (Math.floor((now - 1000) / 20_000) === Math.floor(parseSample(merged!)!.t / 20_000)) expect(parseSample(merged!)!.acked).toBe(7);
+
+    await admin.del(keys.samples);
+    await admin.rpush(keys.samples, ...Array.from({ length: SAMPLES_KEPT + 5 }, (_, i) => `${now - 3_600_000 - i * 20_000} 0 0 0 0`));
+    await admin.rpush(keys.idleRuns, ...Array.from({ length: IDLE_RUNS_KEPT + 5 }, () => '{"t":1,"job":"poll","level":"info"}'));
+    await admin.rpush(keys.runs, ...Array.from({ length: ACTIVE_RUNS_KEPT }, () => '{"t":1,"job":"poll","level":"info","handled":1}'));
+    await poll(runtime); // idle
+    expect(await admin.llen(keys.samples)).toBe(SAMPLES_KEPT);
+    expect(await admin.llen(keys.idleRuns)).toBe(IDLE_RUNS_KEPT);
+    // The idle run did not touch the active runs.
+    expect(await admin.llen(keys.runs)).toBe(ACTIVE_RUNS_KEPT);
+    expect(JSON.parse((await admin.lindex(keys.runs, 0))!)).toMatchObject({ t: 1 });
+  });
+
+  it('a failed record costs one log line, never the run', async () => {
+    const { config, keys } = deployment();
+    const lines: string[] = [];
+    const failing: RedisPort = {
+      ...port,
+      exchange: (commands) =>
+        commands.some((c) => c.args[0] === opsRecordScript.sha1) ? Promise.reject(new Error('connection reset')) : port.exchange(commands),
+    };
+    const runtime = createRuntime(config, { port: failing, env, log: (line) => lines.push(line) });
+    const result = await poll(runtime);
+    expect(result.job).toBe('poll');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', msg: 'dashboard history not recorded', consumer: 'fulfilment', error: { message: 'connection reset' } });
+    expect(await admin.exists(keys.samples, keys.runs, keys.idleRuns)).toBe(0);
+  });
+
+  it('writes nothing for a deployment without the dashboard', async () => {
+    const { config, keys } = deployment({} as typeof withDashboard);
+    const meter = counting(port);
+    await poll(createRuntime(config, { port: meter.port, env }));
+    expect(await admin.exists(keys.samples, keys.runs, keys.idleRuns)).toBe(0);
+    expect(meter.exchanges.flat().some((c) => c.name.startsWith('EVAL') && (c.args[0] === opsRecordScript.sha1 || c.args[0] === opsRecordScript.text))).toBe(false);
+  });
+
+  it('the overview and runs pages read it back: a chart point per sample, active runs first, filters', async () => {
+    const { config, stream } = deployment();
+    const runtime = createRuntime(config, { port, env });
+    await poll(runtime);
+    await append(admin, stream, { event: 'order.placed', event_id: 'e1', payload: '{}' });
+    await poll(runtime);
+    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now) });
+
+    const overview = (await (await app.request('/overview.json', { headers: bearer })).json()) as {
+      consumers: Array<{ backlog: { consumer: string; deadLetters: number }; samples: unknown[] }>;
+      recentRuns: Array<{ deadLettered: number }>;
+    };
+    expect(overview.consumers).toHaveLength(1);
+    expect(overview.consumers[0]!.backlog).toMatchObject({ consumer: 'fulfilment', deadLetters: 1 });
+    expect(overview.consumers[0]!.samples.length).toBeGreaterThanOrEqual(1);
+    expect(overview.recentRuns).toEqual([expect.objectContaining({ deadLettered: 1 })]);
+
+    const page = await (await app.request('/', { headers: bearer })).text();
+    const points = page.match(/<circle class="point"/g) ?? [];
+    expect(points.length).toBe(overview.consumers[0]!.samples.length);
+
+    const runs = (await (await app.request('/runs.json', { headers: bearer })).json()) as { active: unknown[]; idle: unknown[] };
+    expect(runs.active).toHaveLength(1);
+    expect(runs.idle).toHaveLength(1);
+    const warnings = (await (await app.request('/runs.json?level=warn', { headers: bearer })).json()) as { active: unknown[]; idle: unknown[] };
+    expect(warnings).toEqual({ active: [], idle: [] });
+    const trims = (await (await app.request('/runs.json?job=trim', { headers: bearer })).json()) as { active: unknown[]; idle: unknown[] };
+    expect(trims).toEqual({ active: [], idle: [] });
+    const runsPage = await (await app.request('/runs?consumer=fulfilment', { headers: bearer })).text();
+    expect(runsPage.indexOf('Runs that did something')).toBeLessThan(runsPage.indexOf('Idle runs'));
+  });
+});
