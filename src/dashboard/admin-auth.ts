@@ -26,6 +26,20 @@ export const ADMIN_TOKEN_MIN_LENGTH = 16;
 const utf8 = new TextEncoder();
 const BEARER = /^bearer +(\S+) *$/i;
 
+/** The session cookie's value in a `Cookie` header, if any (its value is `[0-9a-f.]` only). */
+export function sessionCookieOf(header: string | undefined): string | undefined {
+  return header?.match(new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=([^;]*)`))?.[1];
+}
+
+/**
+ * `Set-Cookie` for a session value (empty value: expire it now). Scoped to the dashboard's
+ * path; Secure when the dashboard is served over HTTPS.
+ */
+export function sessionCookieHeader(value: string, options: { readonly path: string; readonly secure: boolean }): string {
+  const maxAge = value === '' ? 0 : SESSION_MS / 1000;
+  return `${SESSION_COOKIE}=${value}; Max-Age=${maxAge}; Path=${options.path}; HttpOnly; SameSite=Strict${options.secure ? '; Secure' : ''}`;
+}
+
 export interface AdminAuth {
   /** Whether `token` is the admin token (constant time). */
   checkToken(token: string): Promise<boolean>;

@@ -10,10 +10,8 @@
  * A bearer-authenticated request needs neither: a browser never attaches that header by itself.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { getCookie } from 'hono/cookie';
-import type { AdminAuth } from './admin-auth';
+import { sessionCookieOf, type AdminAuth } from './admin-auth';
 import { failure, wantsHtml } from './failures';
-import { SESSION_COOKIE } from './admin-auth';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -43,7 +41,7 @@ export function adminGuard({ auth, now, loginPath }: GuardOptions): MiddlewareHa
       if (!(await auth.checkAuthorization(authorization))) return failure(c, 'token_invalid', 401, 'Admin token not recognised', 'Log in again.');
       return next();
     }
-    if (!(await auth.checkSession(getCookie(c, SESSION_COOKIE), now()))) {
+    if (!(await auth.checkSession(sessionCookieOf(c.req.header('cookie')), now()))) {
       if (wantsHtml(c) && SAFE_METHODS.has(c.req.method)) return c.redirect(loginPath, 303);
       return failure(c, 'token_missing', 401, 'Log in first', 'The dashboard needs the admin token.');
     }

@@ -5,9 +5,8 @@
  * the form again. Logging in is itself a same-origin POST (a forged login is refused too).
  */
 import type { Hono } from 'hono';
-import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Logger } from '../http/log';
-import { SESSION_COOKIE, SESSION_MS, type AdminAuth } from './admin-auth';
+import { sessionCookieHeader, type AdminAuth } from './admin-auth';
 import { crossSiteRefusal, isSameOrigin } from './guard';
 import { escapeHtml, frame, type FrameOptions } from './html';
 
@@ -48,18 +47,13 @@ export function mountLogin(app: Hono, options: LoginOptions): void {
       log.warn('dashboard login refused', { reason: token === undefined ? 'no token' : 'token not recognised' });
       return c.html(loginPage(options, 'Admin token not recognised.'), 401);
     }
-    setCookie(c, SESSION_COOKIE, await auth.issueSession(now()), {
-      path: base,
-      httpOnly: true,
-      sameSite: 'Strict',
-      secure: new URL(c.req.url).protocol === 'https:',
-      maxAge: SESSION_MS / 1000,
-    });
+    const secure = new URL(c.req.url).protocol === 'https:';
+    c.header('set-cookie', sessionCookieHeader(await auth.issueSession(now()), { path: base, secure }));
     return c.redirect(base, 303);
   });
   app.post('/logout', (c) => {
     if (!isSameOrigin(c)) return crossSiteRefusal(c);
-    deleteCookie(c, SESSION_COOKIE, { path: base });
+    c.header('set-cookie', sessionCookieHeader('', { path: base, secure: new URL(c.req.url).protocol === 'https:' }));
     return c.redirect(`${base}/login`, 303);
   });
 }

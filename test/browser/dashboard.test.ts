@@ -71,7 +71,7 @@ describe('the ops dashboard in Chromium', () => {
     expect(await page.locator('#c-fulfilment svg.chart polyline').getAttribute('points')).toMatch(/^\d+(\.\d)?,\d+(\.\d)?/);
     expect(await page.textContent('main')).toContain('Recent runs that did something');
     // No session cookie is readable by page script (HttpOnly), and none holds the token.
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate('document.cookie')).toBe('');
     const cookies = await page.context().cookies();
     expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['saga_ops_session', true, 'Strict']]);
     expect(cookies[0]!.value).not.toContain(ADMIN_TOKEN);
