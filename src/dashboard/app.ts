@@ -104,7 +104,7 @@ export function createDashboardApp(options: DashboardAppOptions): Hono {
   const context: DashboardContext = { runtime, page, now };
   for (const entry of sections) app.route(`/${entry.name}`, entry.section(context));
 
-  app.notFound((c) => failure(c, 'route_not_found', 404, 'Not found', 'No such dashboard page.'));
+  app.notFound((c) => failure(c, 'route_not_found', 'Not found', 'No such dashboard page.'));
   app.onError((error, c) => dashboardError(c, error, log));
   return app;
 }

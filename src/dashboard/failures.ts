@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 import { errorCode, RedisUnavailableError } from '../ground/errors';
 import { describeError, type Logger } from '../http/log';
-import { problemResponse, RETRY_AFTER_SECONDS, type ProblemCode } from '../http/problems';
+import { problemResponse, Problems, RETRY_AFTER_SECONDS, type ProblemCode } from '../http/problems';
 import type { RedisPort } from '../redis/port';
 import { withTimeLimit } from '../ground/time-limit';
 import { escapeHtml } from './html';
@@ -41,16 +41,16 @@ function errorPage(status: number, title: string, detail: string): Response {
   return new Response(body, { status, headers });
 }
 
-/** A problem answer in the form the client asked for. */
-export function failure(c: Context, code: ProblemCode, status: number, title: string, detail: string): Response {
-  return wantsHtml(c) ? errorPage(status, title, detail) : problemResponse(code, detail);
+/** A problem answer in the form the client asked for: its status is the code's. */
+export function failure(c: Context, code: ProblemCode, title: string, detail: string): Response {
+  return wantsHtml(c) ? errorPage(Problems[code].status, title, detail) : problemResponse(code, detail);
 }
 
 export function dashboardError(c: Context, error: unknown, log: Logger): Response {
   if (errorCode(error) === 'REDIS_UNAVAILABLE') {
     log.error('dashboard: redis unavailable', { path: c.req.path, error: describeError(error) });
-    return failure(c, 'redis_unavailable', 503, 'Redis unavailable', 'The dashboard cannot reach Redis right now. Try again in a few seconds.');
+    return failure(c, 'redis_unavailable', 'Redis unavailable', 'The dashboard cannot reach Redis right now. Try again in a few seconds.');
   }
   log.error('dashboard request failed', { path: c.req.path, error: describeError(error) });
-  return failure(c, 'internal_error', 500, 'Internal error', 'The dashboard failed to answer; its log says why.');
+  return failure(c, 'internal_error', 'Internal error', 'The dashboard failed to answer; its log says why.');
 }

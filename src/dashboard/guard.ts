@@ -24,7 +24,7 @@ export function isSameOrigin(c: Context): boolean {
 }
 
 export function crossSiteRefusal(c: Context): Response {
-  return failure(c, 'cross_site_forbidden', 403, 'Cross-site request refused', 'State-changing requests must come from the dashboard’s own pages.');
+  return failure(c, 'cross_site_forbidden', 'Cross-site request refused', 'State-changing requests must come from the dashboard’s own pages.');
 }
 
 export interface GuardOptions {
@@ -38,12 +38,12 @@ export function adminGuard({ auth, now, loginPath }: GuardOptions): MiddlewareHa
   return async (c, next) => {
     const authorization = c.req.header('authorization');
     if (authorization !== undefined) {
-      if (!(await auth.checkAuthorization(authorization))) return failure(c, 'token_invalid', 401, 'Admin token not recognised', 'Log in again.');
+      if (!(await auth.checkAuthorization(authorization))) return failure(c, 'token_invalid', 'Admin token not recognised', 'Log in again.');
       return next();
     }
     if (!(await auth.checkSession(sessionCookieOf(c.req.header('cookie')), now()))) {
       if (wantsHtml(c) && SAFE_METHODS.has(c.req.method)) return c.redirect(loginPath, 303);
-      return failure(c, 'token_missing', 401, 'Log in first', 'The dashboard needs the admin token.');
+      return failure(c, 'token_missing', 'Log in first', 'The dashboard needs the admin token.');
     }
     if (!SAFE_METHODS.has(c.req.method) && !isSameOrigin(c)) return crossSiteRefusal(c);
     return next();

@@ -25,6 +25,11 @@ const html = { accept: 'text/html' };
 
 /** A section that changes state: what the shell must protect. */
 const echoSection: DashboardSection = () => new Hono().post('/', (c) => c.text('changed'));
+/** A section with a bug: its error must reach the log, not the browser. */
+const brokenSection: DashboardSection = () =>
+  new Hono().get('/', () => {
+    throw new TypeError('internal detail at src/x.ts:12');
+  });
 
 describe('dashboard admin auth', () => {
   let port: RedisPort;
@@ -44,7 +49,10 @@ describe('dashboard admin auth', () => {
       adminTokenEnv: 'OPS_ADMIN_TOKEN',
       log,
       now: () => clock,
-      sections: [{ name: 'echo', title: 'Echo', section: echoSection }],
+      sections: [
+        { name: 'echo', title: 'Echo', section: echoSection },
+        { name: 'broken', title: 'Broken', section: brokenSection },
+      ],
     });
     app = new Hono().route('/ops', dashboard);
   });
@@ -163,6 +171,17 @@ describe('dashboard admin auth', () => {
     const response = await request('/ops/logout', { method: 'POST', headers: { cookie: await session(), 'sec-fetch-site': 'same-origin' } });
     expect(response.status).toBe(303);
     expect(response.headers.get('set-cookie')).toMatch(new RegExp(`^${SESSION_COOKIE}=;.*Max-Age=0`));
+  });
+
+  it("answers a section's failure with a plain 500 (page or problem), logging it once", async () => {
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const before = lines.length;
+    const page = await request('/ops/broken', { headers: { ...headers, accept: 'text/html' } });
+    expect(page.status).toBe(500);
+    expect(await page.text()).not.toContain('internal detail');
+    const json = await request('/ops/broken', { headers });
+    expect(await json.json()).toMatchObject({ code: 'internal_error', status: 500 });
+    expect(lines.slice(before).map((line) => JSON.parse(line).msg)).toEqual(['dashboard request failed', 'dashboard request failed']);
   });
 
   it('never logs the admin token', () => {
