@@ -48,9 +48,9 @@ export function failure(c: Context, code: ProblemCode, title: string, detail: st
 
 export function dashboardError(c: Context, error: unknown, log: Logger): Response {
   if (errorCode(error) === 'REDIS_UNAVAILABLE') {
-    log.error('dashboard: redis unavailable', { path: c.req.path, error: describeError(error) });
+    log.error('dashboard: redis unavailable', { error: describeError(error), detail: { path: c.req.path } });
     return failure(c, 'redis_unavailable', 'Redis unavailable', 'The dashboard cannot reach Redis right now. Try again in a few seconds.');
   }
-  log.error('dashboard request failed', { path: c.req.path, error: describeError(error) });
+  log.error('dashboard request failed', { error: describeError(error), detail: { path: c.req.path } });
   return failure(c, 'internal_error', 'Internal error', 'The dashboard failed to answer; its log says why.');
 }

@@ -6,7 +6,7 @@
  * the run's last settle, never inside its rounds. Kept free of Hono and of the dashboard's
  * pages: every poll function bundle carries this file.
  */
-import { describeThrown, errorCode } from '../ground/errors';
+import { describeThrown } from '../ground/errors';
 import { opsRecordScript } from '../generated/lua-scripts';
 import { command } from '../redis/port';
 import { runOperations } from '../redis/script';
@@ -93,17 +93,9 @@ async function bestEffort(runtime: DeploymentRuntime, what: Record<string, unkno
   try {
     await withTimeLimit(write(), Math.min(limitMs, RECORD_LIMIT_MS));
   } catch (error) {
-    const { name, message } = describeThrown(error);
-    runtime.log(
-      JSON.stringify({
-        level: 'warn',
-        msg: 'dashboard history not recorded',
-        deployment: runtime.config.name,
-        ...what,
-        timestamp: runtime.now(),
-        error: { code: errorCode(error) ?? name, message },
-      }),
-    );
+    // The shape of every run line: context fields, then `error` as {name, code?, message}.
+    const line = { level: 'warn', msg: 'dashboard history not recorded', deployment: runtime.config.name, ...what, timestamp: runtime.now(), error: describeThrown(error) };
+    runtime.log(JSON.stringify(line));
   }
 }
 
@@ -111,7 +103,7 @@ async function bestEffort(runtime: DeploymentRuntime, what: Record<string, unkno
 export function recordPollRun(runtime: DeploymentRuntime, target: PollTarget, run: RunRecord, limitMs: number): Promise<void> {
   const keys = historyKeys(target.stream, target.group);
   const idle = isIdleRun(run);
-  return bestEffort(runtime, { consumer: target.consumer }, limitMs, () =>
+  return bestEffort(runtime, { job: 'poll', consumer: target.consumer }, limitMs, () =>
     runOperations(runtime.port, [
       {
         script: opsRecordScript,

@@ -44,7 +44,7 @@ export function mountLogin(app: Hono, options: LoginOptions): void {
     if (!isSameOrigin(c)) return crossSiteRefusal(c);
     const token = await presentedToken(c.req.raw);
     if (token === undefined || !(await auth.checkToken(token))) {
-      log.warn('dashboard login refused', { reason: token === undefined ? 'no token' : 'token not recognised' });
+      log.warn('dashboard login refused', { detail: { reason: token === undefined ? 'no token' : 'token not recognised' } });
       return c.html(loginPage(options, 'Admin token not recognised.'), 401);
     }
     const secure = new URL(c.req.url).protocol === 'https:';
