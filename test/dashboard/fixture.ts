@@ -1,7 +1,7 @@
 /**
  * A deployment for the dashboard's data sections: one stream of orders read by two groups
- * (billing rejects payloads starting with "reject", audit commits everything) and a results
- * stream nobody reads. Entries are written raw by the admin client (the streams are
+ * (billing rejects payloads holding "reject" or "bad", retains those holding "retry"; audit
+ * commits everything) and a results stream nobody reads. Entries are written raw by the admin client (the streams are
  * exclusive-stream, so no signature), which lets a test put any bytes in a payload.
  */
 import type { Redis } from 'ioredis';
@@ -19,9 +19,9 @@ export function dashboardDeployment(prefix: string): DeploymentConfig {
   const settings = { runBudgetMs: 5_000, minIdleMs: 10_000 };
   const billing = entryConsumer(({ payload }) => {
     const text = Buffer.from(payload).toString('latin1');
-    if (text.startsWith('reject')) throw new Rejection('order_unknown');
-    if (text.startsWith('bad')) throw new Rejection('total_invalid');
-    if (text.startsWith('retry')) throw new Error('transient');
+    if (text.includes('reject')) throw new Rejection('order_unknown');
+    if (text.includes('bad')) throw new Rejection('total_invalid');
+    if (text.includes('retry')) throw new Error('transient');
   });
   return defineConfig({
     name: 'shop',
