@@ -9,7 +9,9 @@
  * instance older than the window reads as "not within the newest N", not as absent.
  *
  * Order: by entry id. Every id comes from the one Redis clock, so ids of different streams
- * sort in the order the entries were appended.
+ * sort in the order the entries were appended — except that two streams may each give an
+ * entry the same id (same millisecond, sequence 0); such ties go by the envelope's own
+ * time (issued_at / completed_at), then by the order the deployment declares its streams.
  */
 import type { DeploymentConfig } from '../../deployment/define-config';
 import { Fields } from '../../entry';
@@ -119,7 +121,7 @@ export async function sagaTrail(port: RedisPort, config: DeploymentConfig, insta
   return {
     instanceId,
     scanLimit,
-    steps: perStream.flatMap((s) => s.steps).sort((a, b) => compareEntryIds(a.entryId, b.entryId)),
+    steps: perStream.flatMap((s) => s.steps).sort((a, b) => compareEntryIds(a.entryId, b.entryId) || (a.at ?? '').localeCompare(b.at ?? '')),
     searched: perStream.map((s) => s.searched),
   };
 }
