@@ -42,11 +42,11 @@ export function deadLetterJson(record: DeadLetterRecord, dlt: string) {
 export function originalHtml(record: DeadLetterRecord): string {
   const note =
     record.originalForm === 'packed'
-      ? '<p class="note">Recorded packed (<code>packed_original</code>): an entry too wide to copy field by field.</p>'
+      ? '<p class="muted">Recorded packed (<code>packed_original</code>): an entry too wide to copy field by field.</p>'
       : record.originalForm === 'none'
-        ? '<p class="note">The record holds no original fields.</p>'
+        ? '<p class="muted">The record holds no original fields.</p>'
         : '';
-  const refused = record.unrestorable === undefined ? '' : `<p class="warning">Redrive refuses this record: ${esc(record.unrestorable)}.</p>`;
+  const refused = record.unrestorable === undefined ? '' : `<p class="warn">Redrive refuses this record: ${esc(record.unrestorable)}.</p>`;
   const rows = originalFields(record).map((f) => [`<code>${esc(f.name)}</code>`, valueHtml(f)]);
   return `${note}${refused}${rows.length > 0 ? table(['field', 'value'], rows) : ''}`;
 }

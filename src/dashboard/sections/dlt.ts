@@ -63,7 +63,7 @@ async function index(c: Context, ctx: DashboardContext, streams: Streams): Promi
     .join('\n');
   const records =
     chosen === undefined || page === undefined
-      ? '<p class="empty">No consumer reads any stream: there is no dead-letter stream to browse.</p>'
+      ? '<p class="muted">No consumer reads any stream: there is no dead-letter stream to browse.</p>'
       : recordsHtml(base, chosen.stream, chosen.keys.dlt, reason, page, size, now);
   return c.html(ctx.page('Dead letters', `<section class="dlt"><h2>Reasons</h2>${summaryHtml}${records}</section>`));
 }
@@ -149,7 +149,7 @@ function confirmHtml(base: string, plan: RedrivePlan, now: number): string {
   const hidden = `<input type="hidden" name="stream" value="${esc(plan.stream)}">${
     target.kind === 'record' ? `<input type="hidden" name="id" value="${esc(target.id)}">` : `<input type="hidden" name="reason" value="${esc(target.reason)}">`
   }`;
-  const more = plan.more ? `<p class="warning">More records match than one redrive takes (${esc(plan.records.length)}); confirm again afterwards for the rest.</p>` : '';
+  const more = plan.more ? `<p class="warn">More records match than one redrive takes (${esc(plan.records.length)}); confirm again afterwards for the rest.</p>` : '';
   const form =
     will === 0
       ? '<p>Nothing here can be redriven.</p>'
@@ -189,7 +189,7 @@ function resultHtml(base: string, result: RedriveResult): string {
   ]);
   const more =
     result.more && result.target.kind === 'reason'
-      ? `<p class="warning">More records of this reason may remain: ${link(`${base}/redrive`, { stream: result.stream, reason: result.target.reason }, 'redrive the rest…')}</p>`
+      ? `<p class="warn">More records of this reason may remain: ${link(`${base}/redrive`, { stream: result.stream, reason: result.target.reason }, 'redrive the rest…')}</p>`
       : '';
   return (
     `<section class="redrive-result"><h2>Redrive of ${describeTarget(result)}</h2><p>${esc(redriven)} of ${esc(result.outcomes.length)} record(s) redriven.</p>` +

@@ -8,7 +8,7 @@ import { esc, formatAge, link } from './markup';
 
 /** One line per group, e.g. "billing: pending (consumer c1, idle 3m, 2 deliveries)". */
 export function groupStatesHtml(states: readonly GroupState[], dltBase: string, stream: string): string {
-  if (states.length === 0) return '<span class="empty">no consumer group</span>';
+  if (states.length === 0) return '<span class="muted">no consumer group</span>';
   const lines = states.map((s) => {
     const group = `<b>${esc(s.group)}</b>`;
     switch (s.state) {

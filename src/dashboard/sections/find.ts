@@ -56,7 +56,7 @@ function resultHtml(base: string, result: LocateResult, now: number): string {
     const fields = e.fields === undefined ? '' : [...e.fields].map(([name, value]) => `<code>${esc(name)}</code>${valueHtml(showValue(value))}`).join('');
     return [
       `<code>${esc(e.stream)}</code>`,
-      `<code>${esc(e.entryId)}</code>${e.inStream ? '' : ' <span class="warning">(no longer in the stream: trimmed)</span>'}`,
+      `<code>${esc(e.entryId)}</code>${e.inStream ? '' : ' <span class="warn">(no longer in the stream: trimmed)</span>'}`,
       esc(FOUND_BY[e.foundBy]),
       groupStatesHtml(e.groups, dltBase, e.stream),
       fields === '' ? '' : `<details><summary>fields</summary>${fields}</details>`,
@@ -78,8 +78,8 @@ function resultHtml(base: string, result: LocateResult, now: number): string {
     result.kind === 'entry_id'
       ? 'Read as an entry id in every stream and dead-letter stream.'
       : `Read as an event id (through the publisher's dedupe record while its window lasts) and searched among the newest ${result.scanLimit} entries of every stream.`;
-  const scope = `<p class="note">${esc(how)} Dead-letter records searched among the newest ${esc(result.scanLimit)} of each DLT. ${link(base, { id: result.id, scan: String(Math.min(MAX_SCAN_LIMIT, result.scanLimit * 10)) }, 'search wider')}</p>`;
-  const nothing = result.entries.length === 0 && result.deadLetters.length === 0 && saga === 0 ? '<p class="empty">Not found within the searched range.</p>' : '';
+  const scope = `<p class="muted">${esc(how)} Dead-letter records searched among the newest ${esc(result.scanLimit)} of each DLT. ${link(base, { id: result.id, scan: String(Math.min(MAX_SCAN_LIMIT, result.scanLimit * 10)) }, 'search wider')}</p>`;
+  const nothing = result.entries.length === 0 && result.deadLetters.length === 0 && saga === 0 ? '<p class="muted">Not found within the searched range.</p>' : '';
   return (
     `<h2>Where is <code>${esc(result.id)}</code>?</h2>${nothing}${sagaHtml}` +
     (result.entries.length > 0 ? `<h3>Entries</h3>${table(['stream', 'entry id', 'found by', 'state per group', ''], entryRows)}` : '') +

@@ -43,7 +43,7 @@ export function link(path: string, params: Record<string, string | undefined>, l
 }
 
 export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>, empty = 'none'): string {
-  if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
+  if (rows.length === 0) return `<p class="muted">${esc(empty)}</p>`;
   const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
   const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`).join('\n');
   return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;

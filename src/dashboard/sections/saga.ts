@@ -48,7 +48,7 @@ function trailHtml(base: string, trail: SagaTrail): string {
     what(s),
     `<code>${esc(s.event ?? '')}</code>`,
     s.eventId === undefined ? '' : link(findBase, { id: s.eventId }, s.eventId),
-    `<code>${esc(s.stream)}</code> ${link(findBase, { id: s.entryId }, s.entryId)}${s.inStream ? '' : ' <span class="warning">(trimmed; from its DLT record)</span>'}`,
+    `<code>${esc(s.stream)}</code> ${link(findBase, { id: s.entryId }, s.entryId)}${s.inStream ? '' : ' <span class="warn">(trimmed; from its DLT record)</span>'}`,
     groupStatesHtml(s.groups, dltBase, s.stream),
   ]);
   const scanned = trail.searched.map((s) => `${esc(s.stream)}: ${esc(s.scanned)} entries, ${esc(s.dltScanned)} dead letters`).join('; ');
@@ -56,7 +56,7 @@ function trailHtml(base: string, trail: SagaTrail): string {
   return (
     `<h2>Saga instance <code>${esc(trail.instanceId)}</code></h2>` +
     table(['#', 'time', 'what', 'event', 'event id', 'entry', 'state per group'], rows, 'No entry of this instance within the searched range.') +
-    `<p class="note">Searched the newest ${esc(trail.scanLimit)} entries of each stream and of each dead-letter stream (${scanned}). ` +
+    `<p class="muted">Searched the newest ${esc(trail.scanLimit)} entries of each stream and of each dead-letter stream (${scanned}). ` +
     `Older entries of the instance are not shown. ${wider}</p>`
   );
 }
