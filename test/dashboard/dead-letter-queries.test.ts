@@ -107,7 +107,7 @@ describe.each(clientKinds)('dashboard dead-letter queries over $name', (kind) =>
       ['payload', '<b>wide</b>'],
     ]);
     const found = await searchDeadLetters(runtime.port, dlt, (r) => r.sourceEntryId === '5-0', 10);
-    expect(found).toMatchObject({ scanned: 1, records: [{ id: packedId }] });
+    expect(found).toMatchObject({ scan: { scanned: 1, stoppedBy: 'end' }, records: [{ id: packedId }] });
   });
 
   it('plans and redrives every record of a reason through redrive.lua, reporting refusals with their reason', async () => {

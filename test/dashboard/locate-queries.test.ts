@@ -6,6 +6,7 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { locateId } from '../../src/dashboard/queries/locate';
+import { scanNewest } from '../../src/dashboard/queries/recent-entries';
 import { sagaTrail } from '../../src/dashboard/queries/saga-trail';
 import type { DeploymentRuntime } from '../../src/deployment/runtime';
 import { clientKinds } from '../support/clients';
@@ -104,25 +105,43 @@ describe.each(clientKinds)('find by id and saga trail over $name', (kind) => {
     const found = await locateId(runtime.port, runtime.config, 'nowhere', { scanLimit: 50 });
     expect(found).toMatchObject({ entries: [], deadLetters: [], scanLimit: 50 });
     expect(found.searched).toEqual([
-      { stream: orders, scanned: 1, dltScanned: 0, sagaEntries: 0 },
-      { stream: results, scanned: 0, dltScanned: 0, sagaEntries: 0 },
+      { stream: orders, scanned: 1, scanStoppedBy: 'end', dltScanned: 0, dltScanStoppedBy: 'end', sagaEntries: 0 },
+      { stream: results, scanned: 0, scanStoppedBy: 'end', dltScanned: 0, dltScanStoppedBy: 'end', sagaEntries: 0 },
     ]);
   });
 
+  it('scans newest first in pages, stopping at the entry limit or the byte budget and saying which', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) ids.push(await appendOrder(admin, orders, `s${i}`, 'x'.repeat(1_000)));
+    const seen: string[] = [];
+    const all = await scanNewest(runtime.port, orders, { limit: 1_000 }, (_item, id) => void seen.push(id));
+    expect(all).toEqual({ scanned: 120, last: ids[0], stoppedBy: 'end' });
+    expect(seen).toEqual([...ids].reverse());
+
+    expect(await scanNewest(runtime.port, orders, { limit: 70 }, () => undefined)).toEqual({ scanned: 70, last: ids[50], stoppedBy: 'limit' });
+    // About 1 KB per entry: a 20 KB budget stops within the first page of 50.
+    const small = await scanNewest(runtime.port, orders, { limit: 1_000, byteBudget: 20_000 }, () => undefined);
+    expect(small).toMatchObject({ scanned: 50, stoppedBy: 'bytes' });
+    const resumed = await scanNewest(runtime.port, orders, { limit: 1_000, before: small.last }, () => true);
+    expect(resumed).toEqual({ scanned: 1, last: ids[69], stoppedBy: 'visitor' });
+  });
+
   it('a saga instance: its commands and results across streams in append order, each with its state per group', async () => {
-    const command = (id: string, instance: string, step: string) =>
-      JSON.stringify({ command_id: id, instance_id: instance, step, action: 'execute', issued_at: '2026-11-30T20:00:00Z', input: {} });
+    // Entries of two streams appended in one millisecond get equal ids; the envelope times
+    // (consistent here, as one orchestrator's clock makes them) order those.
+    const command = (id: string, instance: string, step: string, at = '2026-11-30T20:00:00Z') =>
+      JSON.stringify({ command_id: id, instance_id: instance, step, action: 'execute', issued_at: at, input: {} });
     const c1 = await appendOrder(admin, orders, 'c1', command('c1', 'inst-1', 'reserve'));
     await appendOrder(admin, orders, 'other', command('other', 'inst-2', 'reserve'));
     const r1 = await appendOrder(admin, results, 'r1', JSON.stringify({ result_id: 'r1', instance_id: 'inst-1', step: 'reserve', outcome: 'failed', error: { code: 'no_stock' }, completed_at: '2026-11-30T20:00:01Z' }));
-    const c2 = await appendOrder(admin, orders, 'c2', command('c2', 'inst-1', 'reject-step'));
+    const c2 = await appendOrder(admin, orders, 'c2', command('c2', 'inst-1', 'reject-step', '2026-11-30T20:00:02Z'));
     await drain(runtime, 'billing');
 
     const trail = await sagaTrail(runtime.port, runtime.config, 'inst-1');
     expect(trail.steps.map((s) => [s.stream, s.entryId, s.kind, s.step, s.outcome, s.errorCode, s.at])).toEqual([
       [orders, c1, 'command', 'reserve', undefined, undefined, '2026-11-30T20:00:00Z'],
       [results, r1, 'result', 'reserve', 'failed', 'no_stock', '2026-11-30T20:00:01Z'],
-      [orders, c2, 'command', 'reject-step', undefined, undefined, '2026-11-30T20:00:00Z'],
+      [orders, c2, 'command', 'reject-step', undefined, undefined, '2026-11-30T20:00:02Z'],
     ]);
     expect(trail.steps[0]!.groups.map((g) => [g.group, g.state])).toEqual([
       ['audit', 'not_delivered'],

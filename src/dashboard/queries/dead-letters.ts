@@ -4,13 +4,15 @@
  * a redrive would restore (packed originals decoded, unrestorable ones flagged).
  *
  * Counting reasons means reading records, and a record holds the whole original entry: the
- * count covers the newest `countLimit` records only, and says so (`counted` < `length`).
+ * count covers the newest `countLimit` records only (fewer when they are large: the scan's
+ * byte budget), and says so (`counted` < `length`).
  */
 import { ConfigError } from '../../errors';
-import { command, type RedisPort } from '../../redis/port';
-import { asArray, asInteger } from '../../redis/reply';
-import { runCommand, runOperations } from '../../redis/script';
-import { parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
+import { command, type RedisPort, type RedisReply } from '../../redis/port';
+import { asArray, asInteger, decodeText, isBytes } from '../../redis/reply';
+import { runCommand } from '../../redis/script';
+import { DeadLetterFields, parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
+import { scanNewest, type ScanReport } from './recent-entries';
 
 export const DEFAULT_COUNT_LIMIT = 1_000;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -39,13 +41,24 @@ export interface DeadLetterSummary {
   readonly reasons: ReasonCount[];
 }
 
+/** The `reason` field of a raw DLT item, without parsing (or unpacking) the rest. */
+function reasonOf(item: RedisReply): string {
+  const flat = asArray(asArray(item, 'DLT entry')[1], 'DLT entry fields');
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    if (isBytes(flat[i]) && decodeText(flat[i] as Uint8Array) === DeadLetterFields.reason && isBytes(flat[i + 1])) return decodeText(flat[i + 1] as Uint8Array);
+  }
+  return '';
+}
+
 export async function summarizeDeadLetters(port: RedisPort, dlt: string, countLimit = DEFAULT_COUNT_LIMIT): Promise<DeadLetterSummary> {
-  const [length, newest] = await runOperations(port, [command('XLEN', dlt), command('XREVRANGE', dlt, '+', '-', 'COUNT', countLimit)]);
-  const records = asArray(newest, 'XREVRANGE reply').map(parseDeadLetterRecord);
+  const length = asInteger(await runCommand(port, command('XLEN', dlt)), 'XLEN reply');
   const counts = new Map<string, number>();
-  for (const record of records) counts.set(record.reason, (counts.get(record.reason) ?? 0) + 1);
+  const { scanned } = await scanNewest(port, dlt, { limit: countLimit }, (item) => {
+    const reason = reasonOf(item);
+    counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  });
   const reasons = [...counts].map(([reason, count]) => ({ reason, count })).sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
-  return { dlt, length: asInteger(length, 'XLEN reply'), counted: records.length, reasons };
+  return { dlt, length, counted: scanned, reasons };
 }
 
 export interface NewestFirstQuery {
@@ -81,24 +94,17 @@ export async function newestDeadLetters(port: RedisPort, dlt: string, query: New
   if (problems.length > 0) throw new ConfigError('dead-letter page', problems);
   const size = query.pageSize ?? DEFAULT_PAGE_SIZE;
   const records: DeadLetterRecord[] = [];
-  let cursor = query.before;
-  let scanned = 0;
-  for (;;) {
-    // One record beyond the page tells whether an older page exists.
-    const batch = query.reason === undefined ? size + 1 - records.length : Math.min(MAX_PAGE_SCAN - scanned, Math.max(size + 1, 100));
-    const reply = await runCommand(port, command('XREVRANGE', dlt, cursor === undefined ? '+' : `(${cursor}`, '-', 'COUNT', batch));
-    const read = asArray(reply, 'XREVRANGE reply').map(parseDeadLetterRecord);
-    scanned += read.length;
-    for (const record of read) {
-      if (query.reason === undefined || record.reason === query.reason) {
-        if (records.length === size) return { records, scanned, next: records[size - 1]!.id };
-        records.push(record);
-      }
-      cursor = record.id;
-    }
-    if (read.length < batch) return { records, scanned, next: undefined };
-    if (scanned >= MAX_PAGE_SCAN) return { records, scanned, next: cursor };
-  }
+  let full = false;
+  const report = await scanNewest(port, dlt, { limit: query.reason === undefined ? size + 1 : MAX_PAGE_SCAN, before: query.before }, (item) => {
+    const record = parseDeadLetterRecord(item);
+    if (query.reason !== undefined && record.reason !== query.reason) return false;
+    // One matching record beyond the page tells that an older page exists.
+    if (records.length === size) return (full = true);
+    records.push(record);
+    return false;
+  });
+  const next = full ? records[size - 1]!.id : report.stoppedBy === 'end' || (query.reason === undefined && report.stoppedBy === 'limit') ? undefined : report.last;
+  return { records, scanned: report.scanned, next };
 }
 
 /** One record by its DLT id, or undefined when the DLT holds none with that id. */
@@ -108,14 +114,17 @@ export async function readDeadLetter(port: RedisPort, dlt: string, id: string): 
   return item === undefined ? undefined : parseDeadLetterRecord(item);
 }
 
-/** Records among the newest `scanLimit` of a DLT that `match` accepts, newest first. */
+/** Records among the newest `scanLimit` of a DLT (and within the scan's byte budget) that `match` accepts, newest first. */
 export async function searchDeadLetters(
   port: RedisPort,
   dlt: string,
   match: (record: DeadLetterRecord) => boolean,
   scanLimit: number,
-): Promise<{ records: DeadLetterRecord[]; scanned: number }> {
-  const reply = await runCommand(port, command('XREVRANGE', dlt, '+', '-', 'COUNT', scanLimit));
-  const read = asArray(reply, 'XREVRANGE reply').map(parseDeadLetterRecord);
-  return { records: read.filter(match), scanned: read.length };
+): Promise<{ records: DeadLetterRecord[]; scan: ScanReport }> {
+  const records: DeadLetterRecord[] = [];
+  const scan = await scanNewest(port, dlt, { limit: scanLimit }, (item) => {
+    const record = parseDeadLetterRecord(item);
+    if (match(record)) records.push(record);
+  });
+  return { records, scan };
 }

@@ -14,7 +14,8 @@
  * - A saga instance id is recognised in the same scan (payload `instance_id`); the saga
  *   view (saga-trail.ts) shows its entries.
  *
- * Three round trips per stream at most, every key of one stream in each (Cluster-safe).
+ * Scans read pages (recent-entries.ts); the other reads of a stream share one round trip,
+ * every key of one stream in each (Cluster-safe).
  */
 import type { StreamEntry } from '../../entry';
 import type { DeploymentConfig } from '../../deployment/define-config';
@@ -23,9 +24,9 @@ import { command, type RedisPort, type RedisReply } from '../../redis/port';
 import { asArray, decodeText, isBytes } from '../../redis/reply';
 import { runOperations, runOperationsSettled, throwIfError } from '../../redis/script';
 import { parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
-import { isEntryId } from './dead-letters';
+import { isEntryId, searchDeadLetters } from './dead-letters';
 import { compareEntryIds, entryStates, groupCursors, type GroupState } from './entry-state';
-import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, newestEntriesCommand, parseNewestEntries } from './recent-entries';
+import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, parseNewestEntries, scanNewest, type ScanReport } from './recent-entries';
 import { declaredStreams, type DeclaredStream } from './streams';
 
 /** How a located entry was found. */
@@ -52,7 +53,10 @@ export interface StreamSearch {
   readonly stream: string;
   /** Newest entries of the stream read by the scan (0 when an entry id made a scan needless). */
   readonly scanned: number;
+  /** Why the stream scan stopped (`end`: the whole stream was searched); undefined when none ran. */
+  readonly scanStoppedBy: ScanReport['stoppedBy'] | undefined;
   readonly dltScanned: number;
+  readonly dltScanStoppedBy: ScanReport['stoppedBy'];
   /** Entries whose payload carries this id as its saga instance_id. */
   readonly sagaEntries: number;
 }
@@ -86,30 +90,32 @@ function dedupeEntryId(reply: RedisReply | undefined): string | undefined {
 async function searchStream(port: RedisPort, target: DeclaredStream, id: string, scanLimit: number): Promise<Found & { groupsReply: RedisReply | Error }> {
   const { stream, keys } = target;
   const byEntryId = isEntryId(id);
-  const commands = [
-    command('XINFO', 'GROUPS', stream),
-    newestEntriesCommand(keys.dlt, scanLimit),
-    byEntryId ? command('XRANGE', stream, id, id) : newestEntriesCommand(stream, scanLimit),
-    byEntryId ? command('XRANGE', keys.dlt, id, id) : isValidEventId(id) ? command('GET', keys.publishDedupePrefix + id) : command('PING'),
-  ];
-  const [groupsReply, dltReply, streamReply, extraReply] = await runOperationsSettled(port, commands);
-  const dltScan = asArray(throwIfError(dltReply!), 'XREVRANGE reply').map(parseDeadLetterRecord);
-  const records = new Map(dltScan.filter((r) => r.id === id || r.eventId === id || r.sourceEntryId === id).map((r) => [r.id, r]));
+  const direct = byEntryId
+    ? [command('XRANGE', stream, id, id), command('XRANGE', keys.dlt, id, id)]
+    : isValidEventId(id)
+      ? [command('GET', keys.publishDedupePrefix + id)]
+      : [];
+  const [groupsReply, ...directReplies] = await runOperationsSettled(port, [command('XINFO', 'GROUPS', stream), ...direct]);
+  const replies = directReplies.map((reply) => throwIfError(reply!));
+
+  const records = new Map<string, DeadLetterRecord>();
+  const dltScan = await searchDeadLetters(port, keys.dlt, (r) => r.id === id || r.eventId === id || r.sourceEntryId === id, scanLimit);
+  for (const record of dltScan.records) records.set(record.id, record);
   const entries: Found['entries'] = new Map();
-  let scanned = 0;
+  let scan: ScanReport | undefined;
   let sagaEntries = 0;
-  const read = parseNewestEntries(throwIfError(streamReply!));
   if (byEntryId) {
-    if (read[0] !== undefined) entries.set(id, { foundBy: 'entry_id', entry: read[0] });
-    for (const item of asArray(throwIfError(extraReply!), 'XRANGE reply')) records.set(id, parseDeadLetterRecord(item));
+    const [entry] = parseNewestEntries(replies[0]!);
+    if (entry !== undefined) entries.set(id, { foundBy: 'entry_id', entry });
+    for (const item of asArray(replies[1], 'XRANGE reply')) records.set(id, parseDeadLetterRecord(item));
   } else {
-    scanned = read.length;
-    for (const entry of read) {
-      if (eventIdOf(entry.fields) === id) entries.set(entry.id, { foundBy: 'scan', entry });
+    const deduped = dedupeEntryId(replies[0]);
+    scan = await scanNewest(port, stream, { limit: scanLimit }, (item, entryId) => {
+      const entry = parseEntry(item);
+      if (eventIdOf(entry.fields) === id || entryId === deduped) entries.set(entryId, { foundBy: entryId === deduped ? 'dedupe_record' : 'scan', entry });
       if (instanceIdOf(entry.fields, id) === id) sagaEntries++;
-    }
-    const deduped = dedupeEntryId(throwIfError(extraReply!));
-    if (deduped !== undefined) entries.set(deduped, { foundBy: 'dedupe_record', entry: read.find((e) => e.id === deduped) });
+    });
+    if (deduped !== undefined && !entries.has(deduped)) entries.set(deduped, { foundBy: 'dedupe_record', entry: undefined });
   }
   for (const record of records.values()) {
     if (record.sourceStream === stream && isEntryId(record.sourceEntryId) && !entries.has(record.sourceEntryId)) {
@@ -120,7 +126,7 @@ async function searchStream(port: RedisPort, target: DeclaredStream, id: string,
     groupsReply: groupsReply!,
     entries,
     deadLetters: [...records.values()],
-    search: { stream, scanned, dltScanned: dltScan.length, sagaEntries },
+    search: { stream, scanned: scan?.scanned ?? 0, scanStoppedBy: scan?.stoppedBy, dltScanned: dltScan.scan.scanned, dltScanStoppedBy: dltScan.scan.stoppedBy, sagaEntries },
   };
 }
 

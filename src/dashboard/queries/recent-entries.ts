@@ -1,23 +1,82 @@
 /**
- * Bounded scans of a stream's newest entries, and the two identities the dashboard looks
- * for in them: the `event_id` field, and the saga `instance_id` inside a JSON payload
- * (SPEC §9 envelopes carry it; src/saga/ordering.ts reads it the same way).
+ * Bounded scans of a stream's (or a DLT's) newest entries, and the two identities the
+ * dashboard looks for in them: the `event_id` field, and the saga `instance_id` inside a
+ * JSON payload (SPEC §9 envelopes carry it; src/saga/ordering.ts reads it the same way).
+ *
+ * A scan is bounded by entries *and* bytes, and reads in pages sized from the entries seen
+ * so far: a thousand 1 MiB entries must not land in one reply (a Worker has 128 MB), so a
+ * page aims at PAGE_BYTES and the scan stops after `byteBudget`, saying so. Only what the
+ * visitor keeps outlives its page.
  */
 import { Fields, parseEntries, type StreamEntry } from '../../entry';
-import { command, type RedisCommand, type RedisReply } from '../../redis/port';
-import { decodeText } from '../../redis/reply';
+import { command, type RedisPort, type RedisReply } from '../../redis/port';
+import { asArray, asText, decodeText, isBytes } from '../../redis/reply';
+import { runCommand } from '../../redis/script';
 import { exactUtf8Text } from '../../redis/utf8';
 
 /** Newest entries each scan reads per stream (and per DLT) unless told otherwise. */
 export const DEFAULT_SCAN_LIMIT = 1_000;
 export const MAX_SCAN_LIMIT = 10_000;
+/** Bytes one scan reads at most (field names and values), whatever its entry limit. */
+export const DEFAULT_SCAN_BYTES = 8 * 1024 * 1024;
+const PAGE_BYTES = 1024 * 1024;
+const FIRST_PAGE = 50;
+const MAX_PAGE = 1_000;
 
-export function newestEntriesCommand(stream: string, limit: number): RedisCommand {
-  return command('XREVRANGE', stream, '+', '-', 'COUNT', limit);
+export interface ScanBounds {
+  readonly limit: number;
+  readonly byteBudget?: number;
+  /** Start below this id (exclusive); the newest entry when absent. */
+  readonly before?: string;
+}
+
+export interface ScanReport {
+  /** Entries read. */
+  readonly scanned: number;
+  /** Id of the last (oldest) entry read, where a further scan would resume. */
+  readonly last: string | undefined;
+  /** `end`: nothing older is left; `limit` / `bytes`: a bound stopped it; `visitor`: the visitor did. */
+  readonly stoppedBy: 'end' | 'limit' | 'bytes' | 'visitor';
+}
+
+function replyBytes(reply: RedisReply | undefined): number {
+  if (isBytes(reply)) return reply.length;
+  return Array.isArray(reply) ? reply.reduce((sum: number, item) => sum + replyBytes(item), 0) : 0;
+}
+
+/**
+ * Reads entries newest first, handing each raw `[id, fields]` item to `visit`, which returns
+ * true to stop after it.
+ */
+export async function scanNewest(port: RedisPort, key: string, bounds: ScanBounds, visit: (item: RedisReply, id: string) => boolean | void): Promise<ScanReport> {
+  const budget = bounds.byteBudget ?? DEFAULT_SCAN_BYTES;
+  let last = bounds.before;
+  let scanned = 0;
+  let bytes = 0;
+  let page = Math.min(FIRST_PAGE, bounds.limit);
+  for (;;) {
+    const reply = await runCommand(port, command('XREVRANGE', key, last === undefined ? '+' : `(${last}`, '-', 'COUNT', page));
+    const items = asArray(reply, 'XREVRANGE reply');
+    for (const item of items) {
+      last = asText(asArray(item, 'entry')[0], 'entry id');
+      scanned++;
+      bytes += replyBytes(item);
+      if (visit(item, last) === true) return { scanned, last, stoppedBy: 'visitor' };
+    }
+    if (items.length < page) return { scanned, last, stoppedBy: 'end' };
+    if (scanned >= bounds.limit) return { scanned, last, stoppedBy: 'limit' };
+    if (bytes >= budget) return { scanned, last, stoppedBy: 'bytes' };
+    const perEntry = Math.max(1, bytes / scanned);
+    page = Math.max(1, Math.min(MAX_PAGE, bounds.limit - scanned, Math.floor(PAGE_BYTES / perEntry)));
+  }
 }
 
 export function parseNewestEntries(reply: RedisReply): StreamEntry[] {
   return parseEntries(reply, () => 0, false);
+}
+
+export function parseEntry(item: RedisReply): StreamEntry {
+  return parseEntries([item], () => 0, false)[0]!;
 }
 
 export function eventIdOf(fields: ReadonlyMap<string, Uint8Array>): string | undefined {

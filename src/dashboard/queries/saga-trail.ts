@@ -17,11 +17,12 @@ import type { DeploymentConfig } from '../../deployment/define-config';
 import { Fields } from '../../entry';
 import { command, type RedisPort } from '../../redis/port';
 import { asArray, decodeText } from '../../redis/reply';
-import { runOperations, runOperationsSettled, throwIfError } from '../../redis/script';
-import { parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
+import { runOperations, runOperationsSettled } from '../../redis/script';
+import type { DeadLetterRecord } from '../../redrive/record';
+import { searchDeadLetters } from './dead-letters';
 import { exactUtf8Text } from '../../redis/utf8';
 import { compareEntryIds, entryStates, groupCursors, type GroupState } from './entry-state';
-import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, newestEntriesCommand, parseNewestEntries } from './recent-entries';
+import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, scanNewest, type ScanReport } from './recent-entries';
 import { declaredStreams, type DeclaredStream } from './streams';
 
 export interface SagaStep {
@@ -49,7 +50,13 @@ export interface SagaTrail {
   readonly instanceId: string;
   readonly scanLimit: number;
   readonly steps: SagaStep[];
-  readonly searched: Array<{ readonly stream: string; readonly scanned: number; readonly dltScanned: number }>;
+  readonly searched: Array<{
+    readonly stream: string;
+    readonly scanned: number;
+    readonly scanStoppedBy: ScanReport['stoppedBy'];
+    readonly dltScanned: number;
+    readonly dltScanStoppedBy: ScanReport['stoppedBy'];
+  }>;
 }
 
 interface Envelope {
@@ -89,16 +96,14 @@ function describe(fields: ReadonlyMap<string, Uint8Array>): Pick<SagaStep, 'kind
 
 async function trailOfStream(port: RedisPort, target: DeclaredStream, instanceId: string, scanLimit: number) {
   const { stream, keys } = target;
-  const [groupsReply, streamReply, dltReply] = await runOperationsSettled(port, [
-    command('XINFO', 'GROUPS', stream),
-    newestEntriesCommand(stream, scanLimit),
-    newestEntriesCommand(keys.dlt, scanLimit),
-  ]);
-  const read = parseNewestEntries(throwIfError(streamReply!));
-  const dltRead = asArray(throwIfError(dltReply!), 'XREVRANGE reply').map(parseDeadLetterRecord);
-  const records = dltRead.filter((r) => r.sourceStream === stream && instanceIdOf(r.original, instanceId) === instanceId);
+  const [groupsReply] = await runOperationsSettled(port, [command('XINFO', 'GROUPS', stream)]);
   const found = new Map<string, { fields: ReadonlyMap<string, Uint8Array>; inStream: boolean }>();
-  for (const entry of read) if (instanceIdOf(entry.fields, instanceId) === instanceId) found.set(entry.id, { fields: entry.fields, inStream: true });
+  const scan = await scanNewest(port, stream, { limit: scanLimit }, (item, id) => {
+    const entry = parseEntry(item);
+    if (instanceIdOf(entry.fields, instanceId) === instanceId) found.set(id, { fields: entry.fields, inStream: true });
+  });
+  const dltScan = await searchDeadLetters(port, keys.dlt, (r) => r.sourceStream === stream && instanceIdOf(r.original, instanceId) === instanceId, scanLimit);
+  const records = dltScan.records;
   // A record whose source is older than the scan: is the entry still in the stream?
   const beyond = [...new Set(records.map((r) => r.sourceEntryId))].filter((id) => !found.has(id));
   const present = beyond.length === 0 ? [] : await runOperations(port, beyond.map((id) => command('XRANGE', stream, id, id)));
@@ -112,7 +117,7 @@ async function trailOfStream(port: RedisPort, target: DeclaredStream, instanceId
     const { fields, inStream } = found.get(id)!;
     return { stream, entryId: id, inStream, ...describe(fields), groups: states.get(id) ?? [], deadLetters: records.filter((r) => r.sourceEntryId === id), dlt: keys.dlt };
   });
-  return { steps, searched: { stream, scanned: read.length, dltScanned: dltRead.length } };
+  return { steps, searched: { stream, scanned: scan.scanned, scanStoppedBy: scan.stoppedBy, dltScanned: dltScan.scan.scanned, dltScanStoppedBy: dltScan.scan.stoppedBy } };
 }
 
 export async function sagaTrail(port: RedisPort, config: DeploymentConfig, instanceId: string, options: { scanLimit?: number } = {}): Promise<SagaTrail> {

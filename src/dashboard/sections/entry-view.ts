@@ -4,6 +4,7 @@
  */
 import type { GroupState } from '../queries/entry-state';
 import { showValue } from '../queries/field-value';
+import type { ScanReport } from '../queries/recent-entries';
 import { esc, formatAge, link } from './markup';
 
 /** One line per group, e.g. "billing: pending (consumer c1, idle 3m, 2 deliveries)". */
@@ -34,4 +35,28 @@ export function fieldsJson(fields: ReadonlyMap<string, Uint8Array> | undefined) 
     const shown = showValue(value);
     return { name, encoding: shown.encoding, value: shown.shown, total_bytes: shown.totalBytes, omitted_bytes: shown.omittedBytes };
   });
+}
+
+/** What a bounded scan covered, in words: the whole key, or its newest N entries and why it stopped. */
+export function scanWords(scanned: number, stoppedBy: ScanReport['stoppedBy'] | undefined, what: string): string {
+  if (stoppedBy === undefined) return `${what}: read by id`;
+  if (stoppedBy === 'end') return `all ${scanned} ${what}`;
+  const bytes = stoppedBy === 'bytes' ? ' (stopped at the scan\'s byte budget: the entries are large)' : '';
+  return `the newest ${scanned} ${what}${bytes}`;
+}
+
+export interface SearchedStream {
+  readonly stream: string;
+  readonly scanned: number;
+  readonly scanStoppedBy: ScanReport['stoppedBy'] | undefined;
+  readonly dltScanned: number;
+  readonly dltScanStoppedBy: ScanReport['stoppedBy'];
+}
+
+/** One line per stream: how much of it and of its DLT a search covered. */
+export function searchedHtml(searched: readonly SearchedStream[]): string {
+  const items = searched.map(
+    (s) => `<li><code>${esc(s.stream)}</code>: ${esc(scanWords(s.scanned, s.scanStoppedBy, 'entries'))}; ${esc(scanWords(s.dltScanned, s.dltScanStoppedBy, 'dead letters'))}</li>`,
+  );
+  return `<ul class="muted">${items.join('')}</ul>`;
 }

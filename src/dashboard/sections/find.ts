@@ -10,7 +10,7 @@ import { showValue } from '../queries/field-value';
 import { locateId, type LocateResult } from '../queries/locate';
 import { DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT } from '../queries/recent-entries';
 import { deadLetterJson } from './dead-letter-view';
-import { fieldsJson, groupStatesHtml } from './entry-view';
+import { fieldsJson, groupStatesHtml, searchedHtml } from './entry-view';
 import { badRequest, esc, link, sectionBase, siblingSection, table, timeHtml, valueHtml, wantsJson } from './markup';
 
 const MAX_ID_LENGTH = 256;
@@ -77,8 +77,9 @@ function resultHtml(base: string, result: LocateResult, now: number): string {
   const how =
     result.kind === 'entry_id'
       ? 'Read as an entry id in every stream and dead-letter stream.'
-      : `Read as an event id (through the publisher's dedupe record while its window lasts) and searched among the newest ${result.scanLimit} entries of every stream.`;
-  const scope = `<p class="muted">${esc(how)} Dead-letter records searched among the newest ${esc(result.scanLimit)} of each DLT. ${link(base, { id: result.id, scan: String(Math.min(MAX_SCAN_LIMIT, result.scanLimit * 10)) }, 'search wider')}</p>`;
+      : "Read as an event id (through the publisher's dedupe record while its window lasts, else by a scan) and as a saga instance id.";
+  const wider = result.scanLimit < MAX_SCAN_LIMIT ? ` ${link(base, { id: result.id, scan: String(Math.min(MAX_SCAN_LIMIT, result.scanLimit * 10)) }, 'search wider')}` : '';
+  const scope = `<p class="muted">${esc(how)} Searched:${wider}</p>${searchedHtml(result.searched)}`;
   const nothing = result.entries.length === 0 && result.deadLetters.length === 0 && saga === 0 ? '<p class="muted">Not found within the searched range.</p>' : '';
   return (
     `<h2>Where is <code>${esc(result.id)}</code>?</h2>${nothing}${sagaHtml}` +

@@ -10,7 +10,7 @@ import type { DashboardContext, DashboardSection } from '../contract';
 import { sagaTrail, type SagaStep, type SagaTrail } from '../queries/saga-trail';
 import { MAX_SCAN_LIMIT } from '../queries/recent-entries';
 import { deadLetterJson } from './dead-letter-view';
-import { groupStatesHtml } from './entry-view';
+import { groupStatesHtml, searchedHtml } from './entry-view';
 import { scanLimitOf } from './find';
 import { badRequest, esc, link, sectionBase, siblingSection, table, wantsJson } from './markup';
 
@@ -51,13 +51,12 @@ function trailHtml(base: string, trail: SagaTrail): string {
     `<code>${esc(s.stream)}</code> ${link(findBase, { id: s.entryId }, s.entryId)}${s.inStream ? '' : ' <span class="warn">(trimmed; from its DLT record)</span>'}`,
     groupStatesHtml(s.groups, dltBase, s.stream),
   ]);
-  const scanned = trail.searched.map((s) => `${esc(s.stream)}: ${esc(s.scanned)} entries, ${esc(s.dltScanned)} dead letters`).join('; ');
-  const wider = link(base, { instance: trail.instanceId, scan: String(Math.min(MAX_SCAN_LIMIT, trail.scanLimit * 10)) }, 'search wider');
+  const wider = trail.scanLimit < MAX_SCAN_LIMIT ? ` ${link(base, { instance: trail.instanceId, scan: String(Math.min(MAX_SCAN_LIMIT, trail.scanLimit * 10)) }, 'search wider')}` : '';
   return (
     `<h2>Saga instance <code>${esc(trail.instanceId)}</code></h2>` +
     table(['#', 'time', 'what', 'event', 'event id', 'entry', 'state per group'], rows, 'No entry of this instance within the searched range.') +
-    `<p class="muted">Searched the newest ${esc(trail.scanLimit)} entries of each stream and of each dead-letter stream (${scanned}). ` +
-    `Older entries of the instance are not shown. ${wider}</p>`
+    `<p class="muted">Nothing indexes entries by saga instance: these are the instance's entries among what was searched; older ones are not shown.${wider}</p>` +
+    searchedHtml(trail.searched)
   );
 }
 
