@@ -139,6 +139,22 @@ describe.each(clientKinds)('dashboard dead-letter queries over $name', (kind) =>
     expect(again.outcomes).toEqual([{ id: result.outcomes[0]!.id, status: 'missing' }]);
   });
 
+  it('redrives large records in several redrive.lua calls, each re-reading at most about 4 MiB', async () => {
+    const big = (tag: string) => `reject ${tag} ${'x'.repeat(1_500_000)}`;
+    await deadLetter([big('a'), big('b'), big('c'), big('d')]);
+    let scripts = 0;
+    const counting = { ...runtime.port, exchange: (commands: Parameters<typeof runtime.port.exchange>[0]) => {
+      scripts += commands.filter((c) => c.name === 'EVALSHA').length;
+      return runtime.port.exchange(commands);
+    } };
+
+    const result = await redriveTarget(counting, billing, { kind: 'reason', reason: 'order_unknown' });
+
+    expect(result.outcomes.map((o) => o.status)).toEqual(['redriven', 'redriven', 'redriven', 'redriven']);
+    expect(scripts).toBe(2);
+    expect(await admin.xlen(dlt)).toBe(0);
+  });
+
   it('stops a reason redrive at its limit and says more remain', async () => {
     await deadLetter(['reject 1', 'reject 2', 'reject 3']);
     const plan = await planRedrive(runtime.port, billing, { kind: 'reason', reason: 'order_unknown' }, 2);

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { locateId } from '../../src/dashboard/queries/locate';
-import { scanNewest } from '../../src/dashboard/queries/recent-entries';
+import { scanStream } from '../../src/dashboard/queries/recent-entries';
 import { sagaTrail } from '../../src/dashboard/queries/saga-trail';
 import type { DeploymentRuntime } from '../../src/deployment/runtime';
 import { clientKinds } from '../support/clients';
@@ -114,16 +114,18 @@ describe.each(clientKinds)('find by id and saga trail over $name', (kind) => {
     const ids: string[] = [];
     for (let i = 0; i < 120; i++) ids.push(await appendOrder(admin, orders, `s${i}`, 'x'.repeat(1_000)));
     const seen: string[] = [];
-    const all = await scanNewest(runtime.port, orders, { limit: 1_000 }, (_item, id) => void seen.push(id));
+    const all = await scanStream(runtime.port, orders, { limit: 1_000 }, (_item, id) => void seen.push(id));
     expect(all).toEqual({ scanned: 120, last: ids[0], stoppedBy: 'end' });
     expect(seen).toEqual([...ids].reverse());
 
-    expect(await scanNewest(runtime.port, orders, { limit: 70 }, () => undefined)).toEqual({ scanned: 70, last: ids[50], stoppedBy: 'limit' });
-    // About 1 KB per entry: a 20 KB budget stops within the first page of 50.
-    const small = await scanNewest(runtime.port, orders, { limit: 1_000, byteBudget: 20_000 }, () => undefined);
-    expect(small).toMatchObject({ scanned: 50, stoppedBy: 'bytes' });
-    const resumed = await scanNewest(runtime.port, orders, { limit: 1_000, before: small.last }, () => true);
-    expect(resumed).toEqual({ scanned: 1, last: ids[69], stoppedBy: 'visitor' });
+    expect(await scanStream(runtime.port, orders, { limit: 70 }, () => undefined)).toEqual({ scanned: 70, last: ids[50], stoppedBy: 'limit' });
+    // About 1 KB per entry: a 5 KB budget stops after the first page (10 entries).
+    const small = await scanStream(runtime.port, orders, { limit: 1_000, byteBudget: 5_000 }, () => undefined);
+    expect(small).toEqual({ scanned: 10, last: ids[110], stoppedBy: 'bytes' });
+    const resumed = await scanStream(runtime.port, orders, { limit: 1_000, resumeAfter: small.last }, () => true);
+    expect(resumed).toEqual({ scanned: 1, last: ids[109], stoppedBy: 'visitor' });
+    const oldest = await scanStream(runtime.port, orders, { limit: 3, order: 'oldest' }, () => undefined);
+    expect(oldest).toEqual({ scanned: 3, last: ids[2], stoppedBy: 'limit' });
   });
 
   it('a saga instance: its commands and results across streams in append order, each with its state per group', async () => {

@@ -12,7 +12,7 @@ import { command, type RedisPort, type RedisReply } from '../../redis/port';
 import { asArray, asInteger, decodeText, isBytes } from '../../redis/reply';
 import { runCommand } from '../../redis/script';
 import { DeadLetterFields, parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
-import { scanNewest, type ScanReport } from './recent-entries';
+import { scanStream, type ScanReport } from './recent-entries';
 
 export const DEFAULT_COUNT_LIMIT = 1_000;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -42,7 +42,7 @@ export interface DeadLetterSummary {
 }
 
 /** The `reason` field of a raw DLT item, without parsing (or unpacking) the rest. */
-function reasonOf(item: RedisReply): string {
+export function reasonOf(item: RedisReply): string {
   const flat = asArray(asArray(item, 'DLT entry')[1], 'DLT entry fields');
   for (let i = 0; i + 1 < flat.length; i += 2) {
     if (isBytes(flat[i]) && decodeText(flat[i] as Uint8Array) === DeadLetterFields.reason && isBytes(flat[i + 1])) return decodeText(flat[i + 1] as Uint8Array);
@@ -53,7 +53,7 @@ function reasonOf(item: RedisReply): string {
 export async function summarizeDeadLetters(port: RedisPort, dlt: string, countLimit = DEFAULT_COUNT_LIMIT): Promise<DeadLetterSummary> {
   const length = asInteger(await runCommand(port, command('XLEN', dlt)), 'XLEN reply');
   const counts = new Map<string, number>();
-  const { scanned } = await scanNewest(port, dlt, { limit: countLimit }, (item) => {
+  const { scanned } = await scanStream(port, dlt, { limit: countLimit }, (item) => {
     const reason = reasonOf(item);
     counts.set(reason, (counts.get(reason) ?? 0) + 1);
   });
@@ -95,7 +95,7 @@ export async function newestDeadLetters(port: RedisPort, dlt: string, query: New
   const size = query.pageSize ?? DEFAULT_PAGE_SIZE;
   const records: DeadLetterRecord[] = [];
   let full = false;
-  const report = await scanNewest(port, dlt, { limit: query.reason === undefined ? size + 1 : MAX_PAGE_SCAN, before: query.before }, (item) => {
+  const report = await scanStream(port, dlt, { limit: query.reason === undefined ? size + 1 : MAX_PAGE_SCAN, resumeAfter: query.before }, (item) => {
     const record = parseDeadLetterRecord(item);
     if (query.reason !== undefined && record.reason !== query.reason) return false;
     // One matching record beyond the page tells that an older page exists.
@@ -122,7 +122,7 @@ export async function searchDeadLetters(
   scanLimit: number,
 ): Promise<{ records: DeadLetterRecord[]; scan: ScanReport }> {
   const records: DeadLetterRecord[] = [];
-  const scan = await scanNewest(port, dlt, { limit: scanLimit }, (item) => {
+  const scan = await scanStream(port, dlt, { limit: scanLimit }, (item) => {
     const record = parseDeadLetterRecord(item);
     if (match(record)) records.push(record);
   });

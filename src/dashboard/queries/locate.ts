@@ -26,7 +26,7 @@ import { runOperations, runOperationsSettled, throwIfError } from '../../redis/s
 import { parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
 import { isEntryId, searchDeadLetters } from './dead-letters';
 import { compareEntryIds, entryStates, groupCursors, type GroupState } from './entry-state';
-import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, parseNewestEntries, scanNewest, type ScanReport } from './recent-entries';
+import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, parseNewestEntries, scanStream, type ScanReport } from './recent-entries';
 import { declaredStreams, type DeclaredStream } from './streams';
 
 /** How a located entry was found. */
@@ -110,7 +110,7 @@ async function searchStream(port: RedisPort, target: DeclaredStream, id: string,
     for (const item of asArray(replies[1], 'XRANGE reply')) records.set(id, parseDeadLetterRecord(item));
   } else {
     const deduped = dedupeEntryId(replies[0]);
-    scan = await scanNewest(port, stream, { limit: scanLimit }, (item, entryId) => {
+    scan = await scanStream(port, stream, { limit: scanLimit }, (item, entryId) => {
       const entry = parseEntry(item);
       if (eventIdOf(entry.fields) === id || entryId === deduped) entries.set(entryId, { foundBy: entryId === deduped ? 'dedupe_record' : 'scan', entry });
       if (instanceIdOf(entry.fields, id) === id) sagaEntries++;

@@ -20,14 +20,16 @@ export const MAX_SCAN_LIMIT = 10_000;
 /** Bytes one scan reads at most (field names and values), whatever its entry limit. */
 export const DEFAULT_SCAN_BYTES = 8 * 1024 * 1024;
 const PAGE_BYTES = 1024 * 1024;
-const FIRST_PAGE = 50;
+const FIRST_PAGE = 10;
 const MAX_PAGE = 1_000;
 
 export interface ScanBounds {
   readonly limit: number;
   readonly byteBudget?: number;
-  /** Start below this id (exclusive); the newest entry when absent. */
-  readonly before?: string;
+  /** Newest first (default), or oldest first (the order redrive restores entries in). */
+  readonly order?: 'newest' | 'oldest';
+  /** Resume past this id (exclusive) in the scan's order: a previous scan's `last`. */
+  readonly resumeAfter?: string;
 }
 
 export interface ScanReport {
@@ -45,17 +47,21 @@ function replyBytes(reply: RedisReply | undefined): number {
 }
 
 /**
- * Reads entries newest first, handing each raw `[id, fields]` item to `visit`, which returns
- * true to stop after it.
+ * Reads entries in the bounds' order, handing each raw `[id, fields]` item to `visit`, which
+ * returns true to stop after it.
  */
-export async function scanNewest(port: RedisPort, key: string, bounds: ScanBounds, visit: (item: RedisReply, id: string) => boolean | void): Promise<ScanReport> {
+export async function scanStream(port: RedisPort, key: string, bounds: ScanBounds, visit: (item: RedisReply, id: string) => boolean | void): Promise<ScanReport> {
   const budget = bounds.byteBudget ?? DEFAULT_SCAN_BYTES;
-  let last = bounds.before;
+  let last = bounds.resumeAfter;
   let scanned = 0;
   let bytes = 0;
   let page = Math.min(FIRST_PAGE, bounds.limit);
   for (;;) {
-    const reply = await runCommand(port, command('XREVRANGE', key, last === undefined ? '+' : `(${last}`, '-', 'COUNT', page));
+    const from = last === undefined ? undefined : `(${last}`;
+    const reply = await runCommand(
+      port,
+      bounds.order === 'oldest' ? command('XRANGE', key, from ?? '-', '+', 'COUNT', page) : command('XREVRANGE', key, from ?? '+', '-', 'COUNT', page),
+    );
     const items = asArray(reply, 'XREVRANGE reply');
     for (const item of items) {
       last = asText(asArray(item, 'entry')[0], 'entry id');

@@ -22,7 +22,7 @@ import type { DeadLetterRecord } from '../../redrive/record';
 import { searchDeadLetters } from './dead-letters';
 import { exactUtf8Text } from '../../redis/utf8';
 import { compareEntryIds, entryStates, groupCursors, type GroupState } from './entry-state';
-import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, scanNewest, type ScanReport } from './recent-entries';
+import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, scanStream, type ScanReport } from './recent-entries';
 import { declaredStreams, type DeclaredStream } from './streams';
 
 export interface SagaStep {
@@ -98,7 +98,7 @@ async function trailOfStream(port: RedisPort, target: DeclaredStream, instanceId
   const { stream, keys } = target;
   const [groupsReply] = await runOperationsSettled(port, [command('XINFO', 'GROUPS', stream)]);
   const found = new Map<string, { fields: ReadonlyMap<string, Uint8Array>; inStream: boolean }>();
-  const scan = await scanNewest(port, stream, { limit: scanLimit }, (item, id) => {
+  const scan = await scanStream(port, stream, { limit: scanLimit }, (item, id) => {
     const entry = parseEntry(item);
     if (instanceIdOf(entry.fields, instanceId) === instanceId) found.set(id, { fields: entry.fields, inStream: true });
   });
