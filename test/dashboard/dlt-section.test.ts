@@ -101,7 +101,7 @@ describe.each(clientKinds)('dashboard DLT section over $name', (kind) => {
       body: JSON.stringify({ stream: orders, id }),
       headers: { 'content-type': 'application/json' },
     });
-    expect(((await again.json()) as any).outcomes).toEqual([{ id, status: 'missing' }]);
+    expect(((await again.json()) as any).outcomes).toEqual([{ id, status: 'missing', entry_id: null, reason: null }]);
   });
 
   it('redrives every record of a reason, leaving the other reasons', async () => {

@@ -48,6 +48,7 @@ describe.each(clientKinds)('find and saga sections over $name', (kind) => {
     expect(html).toContain('&lt;script&gt;x&lt;/script&gt;');
     expect(html).toContain('Not found within the searched range');
     expect((await find.request('/ops/find?id=x&scan=0')).status).toBe(400);
+    expect(await (await find.request('/ops/find?id=1-1')).text()).toContain('No stream or dead-letter stream holds this entry id');
   });
 
   it('finds an event: its state per group, its DLT record linked, its payload escaped', async () => {
@@ -67,7 +68,7 @@ describe.each(clientKinds)('find and saga sections over $name', (kind) => {
     expect(json.entries[0]).toMatchObject({ stream: orders, entry_id: id, found_by: 'scan', in_stream: true });
     expect(json.entries[0].groups).toEqual([
       { group: 'audit', state: 'not_delivered' },
-      { group: 'billing', state: 'dead_lettered', reason: 'order_unknown', dltId },
+      { group: 'billing', state: 'dead_lettered', reason: 'order_unknown', dlt_id: dltId },
     ]);
     expect(json.dead_letters.map((d: any) => d.id)).toEqual([dltId]);
   });

@@ -173,6 +173,15 @@ async function confirm(c: Context, ctx: DashboardContext, streams: Streams): Pro
   return c.html(ctx.page('Confirm redrive', confirmHtml(sectionBase(c, '/redrive'), plan, ctx.now())));
 }
 
+function resultJson(result: RedriveResult) {
+  return {
+    stream: result.stream,
+    target: result.target,
+    more: result.more,
+    outcomes: result.outcomes.map((o) => ({ id: o.id, status: o.status, entry_id: o.entryId ?? null, reason: o.reason ?? null })),
+  };
+}
+
 const OUTCOME_TEXT: Record<string, string> = {
   redriven: 'redriven',
   missing: 'already gone (redriven or trimmed)',
@@ -205,7 +214,7 @@ async function redrive(c: Context, ctx: DashboardContext, streams: Streams): Pro
   const chosen = targetOf(input ?? {}, streams);
   if (typeof chosen === 'string') return badRequest(c, ctx.page, chosen);
   const result = await redriveTarget(ctx.runtime.port, chosen.source.consumer, chosen.target);
-  if (wantsJson(c)) return c.json(result);
+  if (wantsJson(c)) return c.json(resultJson(result));
   return c.html(ctx.page('Redrive', resultHtml(sectionBase(c, '/redrive'), result)));
 }
 

@@ -29,6 +29,18 @@ export function groupStatesHtml(states: readonly GroupState[], dltBase: string, 
   return lines.join('<br>');
 }
 
+/** A group's state in the JSON answers (snake_case, like every other JSON field of the dashboard). */
+export function groupJson(s: GroupState) {
+  switch (s.state) {
+    case 'pending':
+      return { group: s.group, state: s.state, consumer: s.consumer, idle_ms: s.idleMs, deliveries: s.deliveries };
+    case 'dead_lettered':
+      return { group: s.group, state: s.state, reason: s.reason ?? null, dlt_id: s.dltId ?? null };
+    default:
+      return { group: s.group, state: s.state };
+  }
+}
+
 export function fieldsJson(fields: ReadonlyMap<string, Uint8Array> | undefined) {
   if (fields === undefined) return null;
   return [...fields].map(([name, value]) => {
@@ -59,4 +71,15 @@ export function searchedHtml(searched: readonly SearchedStream[]): string {
     (s) => `<li><code>${esc(s.stream)}</code>: ${esc(scanWords(s.scanned, s.scanStoppedBy, 'entries'))}; ${esc(scanWords(s.dltScanned, s.dltScanStoppedBy, 'dead letters'))}</li>`,
   );
   return `<ul class="muted">${items.join('')}</ul>`;
+}
+
+export function searchedJson(s: SearchedStream & { readonly sagaEntries?: number }) {
+  return {
+    stream: s.stream,
+    scanned: s.scanned,
+    scan_stopped_by: s.scanStoppedBy ?? null,
+    dlt_scanned: s.dltScanned,
+    dlt_scan_stopped_by: s.dltScanStoppedBy,
+    ...(s.sagaEntries === undefined ? {} : { saga_entries: s.sagaEntries }),
+  };
 }

@@ -10,7 +10,7 @@ import { showValue } from '../queries/field-value';
 import { locateId, type LocateResult } from '../queries/locate';
 import { DEFAULT_SCAN_LIMIT, MAX_SCAN_LIMIT } from '../queries/recent-entries';
 import { deadLetterJson } from './dead-letter-view';
-import { fieldsJson, groupStatesHtml, searchedHtml } from './entry-view';
+import { fieldsJson, groupJson, searchedJson, groupStatesHtml, searchedHtml } from './entry-view';
 import { badRequest, esc, link, sectionBase, siblingSection, table, timeHtml, valueHtml, wantsJson } from './markup';
 
 const MAX_ID_LENGTH = 256;
@@ -43,10 +43,10 @@ function resultJson(result: LocateResult) {
       found_by: e.foundBy,
       in_stream: e.inStream,
       fields: fieldsJson(e.fields),
-      groups: e.groups,
+      groups: e.groups.map(groupJson),
     })),
     dead_letters: result.deadLetters.map((d) => deadLetterJson(d.record, d.dlt)),
-    searched: result.searched,
+    searched: result.searched.map(searchedJson),
   };
 }
 
@@ -80,7 +80,11 @@ function resultHtml(base: string, result: LocateResult, now: number): string {
       : "Read as an event id (through the publisher's dedupe record while its window lasts, else by a scan) and as a saga instance id.";
   const wider = result.scanLimit < MAX_SCAN_LIMIT ? ` ${link(base, { id: result.id, scan: String(Math.min(MAX_SCAN_LIMIT, result.scanLimit * 10)) }, 'search wider')}` : '';
   const scope = `<p class="muted">${esc(how)} Searched:${wider}</p>${searchedHtml(result.searched)}`;
-  const nothing = result.entries.length === 0 && result.deadLetters.length === 0 && saga === 0 ? '<p class="muted">Not found within the searched range.</p>' : '';
+  const gone =
+    result.kind === 'entry_id'
+      ? 'No stream or dead-letter stream holds this entry id: trimmed (after every group had settled it) or never appended.'
+      : 'Not found within the searched range.';
+  const nothing = result.entries.length === 0 && result.deadLetters.length === 0 && saga === 0 ? `<p class="muted">${esc(gone)}</p>` : '';
   return (
     `<h2>Where is <code>${esc(result.id)}</code>?</h2>${nothing}${sagaHtml}` +
     (result.entries.length > 0 ? `<h3>Entries</h3>${table(['stream', 'entry id', 'found by', 'state per group', ''], entryRows)}` : '') +

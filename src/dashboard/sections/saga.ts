@@ -10,7 +10,7 @@ import type { DashboardContext, DashboardSection } from '../contract';
 import { sagaTrail, type SagaStep, type SagaTrail } from '../queries/saga-trail';
 import { MAX_SCAN_LIMIT } from '../queries/recent-entries';
 import { deadLetterJson } from './dead-letter-view';
-import { groupStatesHtml, searchedHtml } from './entry-view';
+import { groupJson, groupStatesHtml, searchedHtml, searchedJson } from './entry-view';
 import { scanLimitOf } from './find';
 import { badRequest, esc, link, sectionBase, siblingSection, table, wantsJson } from './markup';
 
@@ -29,7 +29,7 @@ function stepJson(step: SagaStep) {
     outcome: step.outcome ?? null,
     error_code: step.errorCode ?? null,
     at: step.at ?? null,
-    groups: step.groups,
+    groups: step.groups.map(groupJson),
     dead_letters: step.deadLetters.map((r) => deadLetterJson(r, step.dlt)),
   };
 }
@@ -71,7 +71,7 @@ async function view(c: Context, ctx: DashboardContext, instance: string, local: 
     return c.html(ctx.page('Saga view', `<section class="saga">${form}</section>`));
   }
   const trail = await sagaTrail(ctx.runtime.port, ctx.runtime.config, instance, { scanLimit });
-  if (wantsJson(c)) return c.json({ instance_id: trail.instanceId, scan_limit: trail.scanLimit, searched: trail.searched, steps: trail.steps.map(stepJson) });
+  if (wantsJson(c)) return c.json({ instance_id: trail.instanceId, scan_limit: trail.scanLimit, searched: trail.searched.map(searchedJson), steps: trail.steps.map(stepJson) });
   return c.html(ctx.page('Saga view', `<section class="saga">${form}${trailHtml(base, trail)}</section>`));
 }
 
