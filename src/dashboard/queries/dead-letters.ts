@@ -7,9 +7,10 @@
  * count covers the newest `countLimit` records only (fewer when they are large: the scan's
  * byte budget), and says so (`counted` < `length`).
  */
-import { ConfigError } from '../../errors';
+import { ConfigError } from '../../ground/errors';
 import { command, type RedisPort, type RedisReply } from '../../redis/port';
-import { asArray, asInteger, decodeText, isBytes } from '../../redis/reply';
+import { decodeText } from '../../ground/text';
+import { asArray, asInteger, isBytes } from '../../redis/reply';
 import { runCommand } from '../../redis/script';
 import { DeadLetterFields, parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
 import { scanStream, type ScanReport } from './recent-entries';

@@ -10,10 +10,12 @@
  * Settle writes the record, the marker and the XACK in one script, so an entry is never
  * both pending and dead-lettered by the same group.
  */
-import { errorCode } from '../../errors';
-import { markerKey, type StreamKeys } from '../../keys';
+import { errorCode } from '../../ground/errors';
+import type { StreamKeys } from '../../keys';
+import { markerKeyFor } from '../../marker-key';
 import { command, type RedisPort, type RedisReply } from '../../redis/port';
-import { asArray, asInteger, asText, decodeText, isBytes } from '../../redis/reply';
+import { decodeText } from '../../ground/text';
+import { asArray, asInteger, asText, isBytes } from '../../redis/reply';
 import { runOperations, runOperationsSettled, throwIfError } from '../../redis/script';
 import type { DeadLetterRecord } from '../../redrive/record';
 
@@ -77,7 +79,7 @@ export async function entryStates(
     port,
     pairs.flatMap(({ id, cursor }) => [
       command('XPENDING', keys.stream, cursor.group, id, id, 1),
-      command('EXISTS', markerKey(keys, cursor.group, id)),
+      command('EXISTS', markerKeyFor(keys, cursor.group, id)),
     ]),
   );
   pairs.forEach(({ id, cursor }, i) => {

@@ -4,7 +4,7 @@
  * there instead of U+FFFD). Escaping for HTML happens where the value is rendered; this
  * module decides only what is shown, the same for the HTML and the JSON answers.
  */
-import { exactUtf8Text } from '../../redis/utf8';
+import { exactUtf8Text } from '../../ground/text';
 
 /** Bytes of one value shown before "… N more bytes": enough for a typical envelope. */
 export const SHOWN_BYTES = 4096;

@@ -10,9 +10,9 @@
  */
 import { Fields, parseEntries, type StreamEntry } from '../../entry';
 import { command, type RedisPort, type RedisReply } from '../../redis/port';
-import { asArray, asText, decodeText, isBytes } from '../../redis/reply';
+import { asArray, asText, isBytes } from '../../redis/reply';
 import { runCommand } from '../../redis/script';
-import { exactUtf8Text } from '../../redis/utf8';
+import { decodeText, exactUtf8Text } from '../../ground/text';
 
 /** Newest entries each scan reads per stream (and per DLT) unless told otherwise. */
 export const DEFAULT_SCAN_LIMIT = 1_000;

@@ -16,11 +16,11 @@
 import type { DeploymentConfig } from '../../deployment/define-config';
 import { Fields } from '../../entry';
 import { command, type RedisPort } from '../../redis/port';
-import { asArray, decodeText } from '../../redis/reply';
+import { asArray } from '../../redis/reply';
 import { runOperations, runOperationsSettled } from '../../redis/script';
 import type { DeadLetterRecord } from '../../redrive/record';
 import { searchDeadLetters } from './dead-letters';
-import { exactUtf8Text } from '../../redis/utf8';
+import { decodeText, exactUtf8Text } from '../../ground/text';
 import { compareEntryIds, entryStates, groupCursors, type GroupState } from './entry-state';
 import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, scanStream, type ScanReport } from './recent-entries';
 import { declaredStreams, type DeclaredStream } from './streams';
