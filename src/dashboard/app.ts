@@ -20,7 +20,7 @@ import { escapeHtml, frame, type FrameOptions } from './html';
 import { mountLogin } from './login';
 import { readOverview, renderOverview } from './overview';
 import { readRecentRuns, renderRuns, type RunFilter } from './runs';
-import { DASHBOARD_SECTIONS, type SectionEntry } from './sections';
+import { DASHBOARD_SECTIONS, type SectionEntry } from './section-list';
 
 /** Where the publish API mounts the dashboard. */
 export const DASHBOARD_BASE = '/ops';
