@@ -2,7 +2,8 @@
  * The ops dashboard in a real browser (issue 17 §1): headless Chromium (Debian's package,
  * driven by playwright-core, which downloads nothing) loads the dashboard of a running local
  * stack on real Redis, logs in through the form, and sees the oldest-pending-age chart drawn
- * from the samples the poll runs recorded. Screenshots go to test/browser/.artifacts/
+ * from the samples the poll runs recorded; then browses a dead letter, redrives it after a
+ * confirmation step, and sees it leave the DLT. Screenshots go to test/browser/.artifacts/
  * (git-ignored). Without Chromium the test fails saying how to install it.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -40,7 +41,7 @@ describe('the ops dashboard in Chromium', () => {
     browser = await launch();
     running = await startBrowserStack();
     admin = adminClient();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page = await browser.newPage({ viewport: { width: 1200, height: 560 } });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -91,5 +92,42 @@ describe('the ops dashboard in Chromium', () => {
     await page.click('header a:has-text("Runs")');
     expect(await page.textContent('main')).toContain('Runs that did something');
     await page.screenshot({ path: `${ARTIFACTS}runs.png`, fullPage: true });
+  }, 60_000);
+
+  it('browses a dead letter, redrives it after confirming, and sees it leave the DLT', async () => {
+    const { stack, stream } = running;
+    const dlt = `${stream}:dlt`;
+    await placeOrder(stack, 'order-poison', { order_id: 'order-poison', note: '<b>not bold</b>', poison: true });
+    await until(async () => (await admin.xlen(dlt)) === 1, 'the poison order dead-lettered');
+
+    await page.click('header a:has-text("Dead letters")');
+    expect(new URL(page.url()).pathname).toBe('/ops/dlt');
+    const list = (await page.textContent('main'))!;
+    expect(list).toContain('poison_order');
+    expect(list).toContain('order-poison');
+    // Payload text is shown escaped, never as markup.
+    expect(await page.locator('main b').count()).toBe(0);
+    await page.screenshot({ path: `${ARTIFACTS}dead-letters.png`, fullPage: true });
+
+    // Redrive asks first: the link shows what will happen, nothing moves yet.
+    await page.click('main a:has-text("redrive…") >> nth=-1');
+    expect(await page.textContent('main')).toContain('Redrive record');
+    expect(await admin.xlen(dlt)).toBe(1);
+    await page.screenshot({ path: `${ARTIFACTS}redrive-confirm.png`, fullPage: true });
+
+    running.poisonRefused = false; // the consumer's bug is fixed; the redriven order goes through
+    const entriesBefore = await admin.xlen(stream);
+    await page.click('main form button[type="submit"]');
+    expect(await page.textContent('main')).toContain('1 of 1 record(s) redriven');
+    expect(await admin.xlen(dlt)).toBe(0);
+    expect(await admin.xlen(stream)).toBe(entriesBefore + 1);
+
+    // The stack polls the appended entry; the consumer acks it this time.
+    await until(async () => (await admin.xpending(stream, 'fulfilment') as [number])[0] === 0 && (await admin.xlen(dlt)) === 0, 'the redriven order acked');
+    await page.click('main a:has-text("back to the dead letters")');
+    expect(await page.textContent('main')).not.toContain('order-poison');
+    await page.click('header a:has-text("Overview")');
+    const row = await page.locator('main table >> nth=0').locator('tbody tr').first().locator('td').allTextContents();
+    expect(row.at(-1)).toBe('0');
   }, 60_000);
 });
