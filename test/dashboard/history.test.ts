@@ -9,15 +9,18 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDashboardApp } from '../../src/dashboard/app';
-import { ACTIVE_RUNS_KEPT, historyKeys, IDLE_RUNS_KEPT, SAMPLE_BUCKET_MS, SAMPLES_KEPT } from '../../src/dashboard/history';
+import { ACTIVE_RUNS_KEPT, historyKeys, IDLE_RUNS_KEPT, jobRunsKey, SAMPLE_BUCKET_MS, SAMPLES_KEPT } from '../../src/dashboard/history';
 import { parseSample } from '../../src/dashboard/read-history';
-import { runPollJob } from '../../src/deployment/jobs';
+import { runPollJob, runTrimJob } from '../../src/deployment/jobs';
 import { createRuntime } from '../../src/deployment/runtime';
 import { createLogger } from '../../src/http/log';
 import { opsRecordScript } from '../../src/generated/lua-scripts';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisCommand, RedisPort } from '../../src/redis/port';
+import { entryConsumer } from '../../src/deployment/consumers';
+import { defineConfig } from '../../src/deployment/define-config';
 import { adminClient, append, uniquePrefix } from '../support/redis';
+import { useClusterPerSuite, type ClusterHandles } from '../support/redis-suite';
 import { env, publishDeployment, streamsOf } from '../http/fixture';
 
 const ADMIN_TOKEN = 'admin-token-history-0123';
@@ -133,6 +136,29 @@ describe('dashboard history', () => {
     expect(meter.exchanges.flat().some((c) => c.name.startsWith('EVAL') && (c.args[0] === opsRecordScript.sha1 || c.args[0] === opsRecordScript.text))).toBe(false);
   });
 
+  it('records trim runs in the deployment list, which the runs page filters by job', async () => {
+    const stream = `${uniquePrefix()}:orders`;
+    const config = defineConfig({
+      name: `trim-${uniquePrefix()}`,
+      redis: { tcp: {} },
+      streams: { [stream]: { auth: { mode: 'exclusive-stream', producer: 'shop' } } },
+      routes: { 'order.placed': stream },
+      consumers: { fulfilment: { stream, group: 'fulfilment', wakeUp: true, settings: { runBudgetMs: 5_000, minIdleMs: 10_000 }, handler: entryConsumer(() => {}) } },
+      publishApi: { producers: { shop: { tokenEnv: 'SHOP_TOKEN', eventTypes: ['order.placed'] } }, ...withDashboard },
+      trim: { schedule: '0 * * * *' },
+    });
+    const runtime = createRuntime(config, { port, env });
+    await runPollJob(runtime, 'fulfilment', { deadline: Date.now() + 4_000 });
+    await runTrimJob(runtime);
+    expect(JSON.parse((await admin.lindex(jobRunsKey(config.name), 0))!)).toMatchObject({ job: 'trim', level: 'info', removed: 0 });
+    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now) });
+    const trims = (await (await app.request('/runs.json?job=trim', { headers: bearer })).json()) as { active: unknown[]; idle: Array<{ job: string }> };
+    expect(trims.active).toEqual([]);
+    expect(trims.idle.map((r) => r.job)).toEqual(['trim']);
+    const polls = (await (await app.request('/runs.json?job=poll', { headers: bearer })).json()) as { idle: Array<{ job: string }> };
+    expect(polls.idle.map((r) => r.job)).toEqual(['poll']);
+  });
+
   it('the overview and runs pages read it back: a chart point per sample, active runs first, filters', async () => {
     const { config, stream } = deployment();
     const runtime = createRuntime(config, { port, env });
@@ -163,5 +189,35 @@ describe('dashboard history', () => {
     expect(trims).toEqual({ active: [], idle: [] });
     const runsPage = await (await app.request('/runs?consumer=fulfilment', { headers: bearer })).text();
     expect(runsPage.indexOf('Runs that did something')).toBeLessThan(runsPage.indexOf('Idle runs'));
+  });
+});
+
+describe('dashboard history on Redis Cluster', () => {
+  let cluster: ClusterHandles;
+  useClusterPerSuite((handles) => (cluster = handles));
+
+  it("records and reads back in the stream's slot (no CROSSSLOT)", async () => {
+    const tag = uniquePrefix();
+    const stream = `orders:{${tag}}`;
+    const config = defineConfig({
+      name: 'shop',
+      redis: { tcp: { cluster: true } },
+      streams: { [stream]: { keyTag: tag, auth: { mode: 'exclusive-stream', producer: 'shop' } } },
+      routes: { 'order.placed': stream },
+      consumers: { fulfilment: { stream, group: 'fulfilment', wakeUp: true, settings: { runBudgetMs: 5_000, minIdleMs: 10_000 }, handler: entryConsumer(() => {}) } },
+      publishApi: { producers: { shop: { tokenEnv: 'SHOP_TOKEN', eventTypes: ['order.placed'] } }, ...withDashboard },
+    });
+    const lines: string[] = [];
+    const runtime = createRuntime(config, { port: cluster.port, env, log: (line) => lines.push(line) });
+    await cluster.admin.xadd(stream, '*', 'event', 'order.placed', 'event_id', 'c1', 'payload', '{}');
+    await runPollJob(runtime, 'fulfilment', { deadline: Date.now() + 4_000 });
+    expect(lines).toEqual([]);
+    const keys = historyKeys(stream, 'fulfilment');
+    expect(await cluster.admin.llen(keys.samples)).toBe(1);
+    expect(JSON.parse((await cluster.admin.lindex(keys.runs, 0))!)).toMatchObject({ acked: 1 });
+
+    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now) });
+    const runs = (await (await app.request('/runs.json', { headers: bearer })).json()) as { active: unknown[] };
+    expect(runs.active).toHaveLength(1);
   });
 });
