@@ -73,7 +73,7 @@ export interface PollTarget {
 
 /** A run that did nothing: listed apart, after the runs that did something. */
 export function isIdleRun(run: RunRecord): boolean {
-  return run.level === 'info' && !run.handled && !run.reclaimed && !run.deadLettered && !run.retained;
+  return run.level === 'info' && !run.handled && !run.reclaimed && !run.deadLettered && !run.retained && !run.removed && !run.published;
 }
 
 /** The counters of a poll run its record keeps. */

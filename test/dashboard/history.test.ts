@@ -157,6 +157,12 @@ describe('dashboard history', () => {
     expect(trims.idle.map((r) => r.job)).toEqual(['trim']);
     const polls = (await (await app.request('/runs.json?job=poll', { headers: bearer })).json()) as { idle: Array<{ job: string }> };
     expect(polls.idle.map((r) => r.job)).toEqual(['poll']);
+    // A trim that removed something did something (it keeps the group's last-read entry).
+    for (const id of ['x1', 'x2']) await admin.xadd(stream, '*', 'event', 'order.placed', 'event_id', id, 'payload', '{}');
+    await runPollJob(runtime, 'fulfilment', { deadline: Date.now() + 4_000 });
+    await runTrimJob(runtime);
+    const after = (await (await app.request('/runs.json?job=trim', { headers: bearer })).json()) as { active: Array<{ removed: number }> };
+    expect(after.active).toEqual([expect.objectContaining({ removed: 1 })]);
   });
 
   it('the overview and runs pages read it back: a chart point per sample, active runs first, filters', async () => {
