@@ -126,6 +126,15 @@ describe('the ops dashboard in Chromium', () => {
     await until(async () => (await admin.xpending(stream, 'fulfilment') as [number])[0] === 0 && (await admin.xlen(dlt)) === 0, 'the redriven order acked');
     await page.click('main a:has-text("back to the dead letters")');
     expect(await page.textContent('main')).not.toContain('order-poison');
+    // Find by id says where the order is now: acked by the group, no longer in the DLT.
+    await page.click('header a:has-text("Find by id")');
+    await page.fill('main input[name="id"]', 'order-poison');
+    await page.click('main form button[type="submit"]');
+    const found = (await page.textContent('main'))!;
+    expect(found).toContain('fulfilment: acked');
+    expect(found).not.toContain('dead-lettered (');
+    await page.screenshot({ path: `${ARTIFACTS}find.png`, fullPage: true });
+
     await page.click('header a:has-text("Overview")');
     const row = await page.locator('main table >> nth=0').locator('tbody tr').first().locator('td').allTextContents();
     expect(row.at(-1)).toBe('0');
