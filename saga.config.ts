@@ -29,6 +29,7 @@
  *   PAYMENT_RESULT_KEY            payment → results (hmac-keyring key `payment-1`)
  *   SHIPPING_RESULT_KEY           shipping → results (hmac-keyring key `shipping-1`)
  *   SHOP_PRODUCER_TOKEN           bearer token of the `shop` producer on the publish API
+ *   OPS_ADMIN_TOKEN               admin token of the ops dashboard (/ops on the publish API)
  *   WAKEUP_QUEUE_URL              SQS queue the publish API sends wake-ups to (AWS)
  *
  * Every stream name carries its own hash tag (`{orders}`, …) and `keyTag`, so on Redis
@@ -145,6 +146,8 @@ export default defineConfig({
   },
   publishApi: {
     producers: { [Producers.shop]: { tokenEnv: 'SHOP_PRODUCER_TOKEN', eventTypes: [EventTypes.orderPlaced] } },
+    // The ops dashboard at /ops, behind its own admin token (off when this line is absent).
+    dashboard: { adminTokenEnv: 'OPS_ADMIN_TOKEN' },
   },
   trim: { schedule: '*/15 * * * *', dltRetentionSeconds: 14 * 24 * 3600, reaperIdleMs: 24 * 3600 * 1000 },
   // Inbox/outbox tables in `public` by default; the relay publishes the outbox every minute

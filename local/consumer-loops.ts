@@ -2,15 +2,13 @@
  * The local stack's poll runs: one drain run per trigger (a wake-up after an append, an
  * emulated cron tick, startup), never two at once for the same consumer — a trigger
  * during a run queues exactly one more. Every run prints the JSON line a deployed
- * function would log (runLogLine), and the recent ones feed the status page.
+ * function would log (runLogLine); the dashboard reads the runs' history from Redis, as it
+ * does on every platform.
  */
 import { runPollJob, runRelayJob, runTrimJob } from '../src/deployment/jobs';
 import { runLogLine, type JobReport } from '../src/deployment/log';
 import type { DeploymentRuntime } from '../src/deployment/runtime';
 import { errorCode } from '../src/ground/errors';
-
-/** Report lines kept for the status page. */
-export const RECENT_REPORTS = 50;
 
 export interface ConsumerLoopsOptions {
   readonly runtime: DeploymentRuntime;
@@ -29,8 +27,6 @@ export interface ConsumerLoops {
   trim(): Promise<void>;
   /** One outbox relay run now, or one more right after the run in flight. */
   relay(): Promise<void>;
-  /** The latest report lines, newest last. */
-  recent(): readonly Record<string, unknown>[];
   /** Resolves once no run is in flight or queued. */
   idle(): Promise<void>;
 }
@@ -43,15 +39,10 @@ interface LoopState {
 export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCommit = false }: ConsumerLoopsOptions): ConsumerLoops {
   const deployment = runtime.config.name;
   const states = new Map<string, LoopState>([...runtime.config.consumers.keys()].map((name) => [name, { running: undefined, again: false }]));
-  const recent: Record<string, unknown>[] = [];
   let trimming: Promise<void> | undefined;
   const relaying: LoopState = { running: undefined, again: false };
 
-  const emit = (line: string) => {
-    log(line);
-    recent.push(JSON.parse(line) as Record<string, unknown>);
-    if (recent.length > RECENT_REPORTS) recent.shift();
-  };
+  const emit = log;
   const failed = (job: string, consumer: string | undefined, error: unknown) =>
     emit(
       JSON.stringify({
@@ -127,7 +118,6 @@ export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCom
       return trimming;
     },
     relay,
-    recent: () => [...recent],
     async idle() {
       for (;;) {
         const running = [...states.values()].map((s) => s.running).filter((p): p is Promise<void> => p !== undefined);

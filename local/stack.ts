@@ -1,6 +1,7 @@
 /**
  * The local stack (`saga-streams dev`): Redis (REDIS_URL, or a private redis-server on a
- * free port), the publish API and status page on one HTTP server, every consumer polled
+ * free port), the publish API and the ops dashboard (`/ops`, whatever the config says, with
+ * an admin token generated unless set) on one HTTP server, every consumer polled
  * right after appends to its stream and on its emulated cron schedule, trim on its
  * schedule, the outbox relay after every run that committed and on its schedule (with the
  * config's database: DATABASE_URL, or PGlite on disk), and the config's demo (the example saga's two orders) placed through the API.
@@ -12,6 +13,7 @@ import type { DeploymentConfig } from '../src/deployment/define-config';
 import { createRuntime } from '../src/deployment/runtime';
 import { nodeHmac } from '../src/node/crypto';
 import type { SecretEnv } from '../src/deployment/secrets';
+import { DASHBOARD_BASE } from '../src/dashboard/app';
 import { createPublishApp } from '../src/http/app';
 import { command } from '../src/redis/port';
 import { runCommand } from '../src/redis/script';
@@ -23,7 +25,7 @@ import { serveFetch } from './http-server';
 import { openLocalDatabase, type LocalDatabase } from './local-database';
 import { startLocalRedis, type LocalRedis } from './local-redis';
 import type { Migration } from '../src/postgres/migrations';
-import { statusApp } from './status-page';
+import { localDashboard } from './dashboard';
 import { watchStreams } from './stream-watcher';
 
 export interface LocalStackOptions {
@@ -49,6 +51,8 @@ export interface LocalStack {
   /** producer → token generated for this run (tokens taken from the environment are not listed). */
   readonly tokens: ReadonlyMap<string, string>;
   readonly generatedSecrets: readonly string[];
+  /** The dashboard's address and admin token variable; `token` only when generated for this run. */
+  readonly dashboard: { readonly url: string; readonly tokenEnv: string; readonly token?: string };
   /** Publishes the demo's events through the API (done once at startup unless disabled). */
   placeDemoOrders(): Promise<void>;
   stop(): Promise<void>;
@@ -64,14 +68,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     const redis = await startLocalRedis(config, options.env);
     stops.push(redis.stop);
-    const secrets = devSecrets(config, redis.env);
+    const admin = localDashboard(config, redis.env);
+    const secrets = devSecrets(config, admin.env);
     const env = secrets.env;
     const port = connectTcp(config, env);
     stops.push(() => port.close());
     await runCommand(port, command('PING'));
     const database = await openLocalDatabase(config, env, { cwd: options.cwd ?? process.cwd(), migrations: options.migrations });
     if (database) stops.push(() => database.db.close());
-    const runtime = createRuntime(config, { port, env, hmac: nodeHmac, database: database ? async () => database.db : undefined });
+    const runtime = createRuntime(config, { port, env, hmac: nodeHmac, database: database ? async () => database.db : undefined, history: true });
 
     const controller = new AbortController();
     const loops = createConsumerLoops({ runtime, log: out, signal: controller.signal, relay: database !== undefined });
@@ -104,10 +109,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     loops.triggerAll();
     await loops.idle();
 
-    const publishApp = createPublishApp({ runtime, env, wakeUp: async (touched) => loops.wake(touched), log: out });
+    const panels = options.demo && database ? { 'Example saga': () => options.demo!.snapshot(runtime.postgres) } : undefined;
+    const dashboard = { adminTokenEnv: admin.tokenEnv, panels };
+    const publishApp = createPublishApp({ runtime, env, wakeUp: async (touched) => loops.wake(touched), log: out, dashboard });
     const app = new Hono();
-    const snapshot = options.demo && database ? () => options.demo!.snapshot(runtime.postgres) : undefined;
-    app.route('/', statusApp({ runtime, recent: loops.recent, demo: snapshot }));
+    app.get('/', (c) => c.redirect(DASHBOARD_BASE));
     app.all('*', (c) => publishApp.fetch(c.req.raw));
     const server = await serveFetch(app.fetch, options.port, options.host);
     // Closed first on stop (stops run in reverse): no new publishes while the rest winds down.
@@ -139,7 +145,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     };
 
-    return { apiUrl: server.url, redis, database, tokens: secrets.tokens, generatedSecrets: secrets.generated, placeDemoOrders, stop: stopAll };
+    return {
+      apiUrl: server.url,
+      redis,
+      database,
+      tokens: secrets.tokens,
+      generatedSecrets: secrets.generated,
+      dashboard: { url: `${server.url}${DASHBOARD_BASE}`, tokenEnv: admin.tokenEnv, token: admin.generated },
+      placeDemoOrders,
+      stop: stopAll,
+    };
   } catch (error) {
     await stopAll();
     throw error;

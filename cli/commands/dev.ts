@@ -36,12 +36,13 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
   const migrations = Array.isArray(loaded.module.migrations) ? (loaded.module.migrations as Migration[]) : undefined;
   const stack = await startLocalStack({ config, env: io.env, demo, port, host: args.string('host') ?? '127.0.0.1', out: io.out, err: io.err, migrations, cwd: io.cwd });
   try {
-    io.out(JSON.stringify({ level: 'info', msg: 'local stack started', deployment: config.name, timestamp: Date.now(), api: stack.apiUrl, redis: stack.redis.display, privateRedis: stack.redis.private }));
+    io.out(JSON.stringify({ level: 'info', msg: 'local stack started', deployment: config.name, timestamp: Date.now(), api: stack.apiUrl, dashboard: stack.dashboard.url, redis: stack.redis.display, privateRedis: stack.redis.private }));
     io.err(`saga-streams dev — ${config.name}`);
     io.err(`  redis        ${stack.redis.display}${stack.redis.private ? ' (private redis-server, stopped on exit)' : ''}`);
     if (stack.database) io.err(`  database     ${stack.database.display}`);
     io.err(`  publish API  ${stack.apiUrl}/v1/events/{eventType}   ${stack.apiUrl}/healthz`);
-    io.err(`  status page  ${stack.apiUrl}/`);
+    io.err(`  dashboard    ${stack.dashboard.url}   (log in with the admin token in $${stack.dashboard.tokenEnv})`);
+    if (stack.dashboard.token) io.err(`  admin token  generated for this run: export ${stack.dashboard.tokenEnv}=${stack.dashboard.token}`);
     if (stack.generatedSecrets.length > 0) io.err(`  secrets      generated for this run: ${stack.generatedSecrets.join(', ')}`);
     for (const [producer, token] of stack.tokens) {
       const tokenEnv = config.data.publishApi!.producers[producer]!.tokenEnv;

@@ -162,7 +162,10 @@ function secretsOf(data: DeploymentData, consumers: Map<string, ConsumerPlan>): 
   const signingEnvs = (producer: string) => routesFor(data, producer).flatMap((r) => (r.signing ? [r.signing.keyEnv] : []));
   const unique = (names: string[]) => Object.freeze([...new Set(names)].sort());
   const publishApi = unique(
-    Object.entries(data.publishApi?.producers ?? {}).flatMap(([producer, spec]) => [spec.tokenEnv, ...signingEnvs(producer)]),
+    [
+      ...Object.entries(data.publishApi?.producers ?? {}).flatMap(([producer, spec]) => [spec.tokenEnv, ...signingEnvs(producer)]),
+      ...(data.publishApi?.dashboard ? [data.publishApi.dashboard.adminTokenEnv] : []),
+    ],
   );
   const database = Object.freeze(data.postgres ? [data.postgres.urlEnv] : []);
   const publishing = [...new Set([...consumers.values()].flatMap((plan) => plan.publishesAs))];

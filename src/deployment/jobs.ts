@@ -3,6 +3,8 @@
  * whatever a cron expression stands for. Each returns a value that the caller logs as one
  * JSON line (log.ts); none of them reads the platform directly.
  */
+import { recordJobRun, recordPollRun, pollRunRecord, type PollTarget } from '../dashboard/history';
+import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
 import { RedisCommandError } from '../ground/errors';
 import { ensureGroup } from '../groups';
 import type { RunReport } from '../report';
@@ -65,6 +67,9 @@ export async function runRelayJob(runtime: DeploymentRuntime, options: { deadlin
     inboxRetentionSeconds: settings!.inboxRetentionSeconds,
     sentRetentionSeconds: settings!.sentRetentionSeconds,
   });
+  if (runtime.history) {
+    await recordJobRun(runtime, { t: runtime.now(), job: 'relay', level: relay.refused > 0 ? 'error' : 'info', published: relay.published });
+  }
   return { job: 'relay', relay, pruned };
 }
 
@@ -99,6 +104,12 @@ export async function runPollJob(runtime: DeploymentRuntime, consumer: string, o
     if (error instanceof RedisCommandError && error.replyCode === 'NOGROUP') forgetEnsured(runtime, config.stream, config.group);
     throw error;
   }
+  // A failed run records nothing: it throws to the platform, whose log line says why.
+  if (runtime.history) {
+    const target: PollTarget = { consumer, stream: config.stream, group: config.group, dlt: config.keys.dlt };
+    // The record gets what a settle gets past the deadline, no more.
+    await recordPollRun(runtime, target, pollRunRecord(target, report, runtime.now()), options.deadline + DEADLINE_OVERRUN_MS - runtime.now());
+  }
   return { job: 'poll', consumer, stream: config.stream, group: config.group, report };
 }
 
@@ -106,6 +117,10 @@ export async function runTrimJob(runtime: DeploymentRuntime): Promise<TrimJobRep
   const streams = await Promise.all(
     runtime.retention().map(async (config) => ({ name: config.stream, retention: await runRetention(runtime.port, config) })),
   );
+  if (runtime.history) {
+    const removed = streams.reduce((sum, s) => sum + s.retention.stream.removed, 0);
+    await recordJobRun(runtime, { t: runtime.now(), job: 'trim', level: 'info', removed });
+  }
   return { job: 'trim', streams };
 }
 

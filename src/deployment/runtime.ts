@@ -37,6 +37,11 @@ export interface RuntimeOptions {
   readonly log?: (line: string) => void;
   /** Opens the deployment's Postgres (config `postgres`), once, on first use. */
   readonly database?: PostgresContext['open'];
+  /**
+   * Record the dashboard's history (age samples, recent runs) at the end of each run. Default:
+   * when the config enables the dashboard (`publishApi.dashboard`); the local stack always does.
+   */
+  readonly history?: boolean;
 }
 
 /** Wraps a publisher so a confirmed append is followed by a wake-up of its streams. */
@@ -76,6 +81,10 @@ export interface DeploymentRuntime {
   readonly now: () => number;
   /** The HMAC engine every poller and publisher of this runtime uses. */
   readonly hmac: HmacEngine;
+  /** Where the runtime's own warnings go (one JSON line each). */
+  readonly log: (line: string) => void;
+  /** Whether runs record the dashboard's history in Redis (dashboard/history.ts). */
+  readonly history: boolean;
   /** The poller of a configured consumer; `consumerName` overrides its Redis consumer name for this run. */
   poller(name: string, consumerName?: string): Poller;
   /** A publisher signing as `producer` on every route it holds a live key for. */
@@ -104,6 +113,7 @@ function consumerAuth(ref: StreamAuthRef, secrets: Map<string, string>): StreamA
 export function createRuntime(config: DeploymentConfig, options: RuntimeOptions): DeploymentRuntime {
   const { port, env } = options;
   const hmac = options.hmac ?? webCryptoHmac;
+  const log = options.log ?? console.log;
   const pollers = new Map<string, Poller>();
   const publishers = new Map<string, Publisher>();
   const dedupeWindowSeconds = config.data.publishApi?.dedupeWindowSeconds;
@@ -130,7 +140,7 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
         ]),
       ),
     });
-    const published = options.wakeUp ? wakingPublisher(publisher, options.wakeUp, options.log ?? console.log) : publisher;
+    const published = options.wakeUp ? wakingPublisher(publisher, options.wakeUp, log) : publisher;
     publishers.set(producer, published);
     return published;
   };
@@ -179,5 +189,6 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
     );
   };
 
-  return { config, port, now: options.now ?? Date.now, hmac, poller, publisherFor, retention, postgres };
+  const history = options.history ?? config.data.publishApi?.dashboard !== undefined;
+  return { config, port, now: options.now ?? Date.now, hmac, log, history, poller, publisherFor, retention, postgres };
 }

@@ -99,6 +99,12 @@ export const deploymentSchema = z.strictObject({
        * into duplicates instead of second appends.
        */
       dedupeWindowSeconds: z.int().min(1).max(7 * 24 * 3600).default(600),
+      /**
+       * The ops dashboard at `/ops` (off when absent): its admin token's variable, a secret of
+       * its own (never a producer token). Enabling it also makes every poll run record the
+       * dashboard's history in Redis.
+       */
+      dashboard: z.strictObject({ adminTokenEnv: envName }).optional(),
     })
     .optional(),
   trim: z

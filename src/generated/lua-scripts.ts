@@ -13,6 +13,12 @@ export const dltTrimScript: LuaScript = {
   text: "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nlocal dlt = KEYS[1]\nlocal window_ms = tonumber(ARGV[1]) * 1000\n\nlocal now = redis.call('TIME')\nlocal now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)\nlocal cutoff = now_ms - window_ms\nif cutoff <= 0 then return { 0, '0' } end\n\nlocal cutoff_text = string.format('%d', cutoff)\nlocal removed = redis.call('XTRIM', dlt, 'MINID', cutoff_text .. '-0')\nreturn { removed, cutoff_text }\n",
 };
 
+export const opsRecordScript: LuaScript = {
+  name: "ops-record",
+  sha1: "05f9f8901e5e2335b9c0700be61045302f75047e",
+  text: "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nlocal group = ARGV[1]\nlocal bucket = tonumber(ARGV[2])\n\nlocal now = redis.call('TIME')\nlocal now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)\n\n\nlocal pending, age = 0, -1\nlocal ok, summary = pcall(redis.call, 'XPENDING', KEYS[1], group)\nif ok and summary[1] > 0 then\n  pending = summary[1]\n  local oldest_ms = tonumber(string.match(summary[2], '^(%d+)'))\n  age = math.max(0, now_ms - oldest_ms)\nend\nlocal dead = redis.call('XLEN', KEYS[2])\n\nlocal acked = tonumber(ARGV[4])\nlocal head = redis.call('LINDEX', KEYS[3], 0)\nlocal t, a = string.match(head or '', '^(%d+) %S+ %S+ %S+ (%d+)$')\nlocal same_bucket = t and math.floor(tonumber(t) / bucket) == math.floor(now_ms / bucket)\nif same_bucket then acked = acked + tonumber(a) end\nlocal sample = string.format('%d %d %d %d %d', now_ms, age, pending, dead, acked)\nif same_bucket then\n  redis.call('LSET', KEYS[3], 0, sample)\nelse\n  redis.call('LPUSH', KEYS[3], sample)\n  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[3]) - 1)\nend\n\nredis.call('LPUSH', KEYS[4], ARGV[5])\nredis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[6]) - 1)\nreturn sample\n",
+};
+
 export const publishScript: LuaScript = {
   name: "publish",
   sha1: "3c3c7cc18abf363dd682a5dd983543d7aff960d5",

@@ -11,6 +11,7 @@
 import { Hono } from 'hono';
 import type { DeploymentRuntime } from '../deployment/runtime';
 import type { SecretEnv } from '../deployment/secrets';
+import { createDashboardApp, DASHBOARD_BASE, type DashboardAppOptions } from '../dashboard/app';
 import { ConfigError } from '../ground/errors';
 import { responseForError } from './failures';
 import { createHandlers } from './handlers';
@@ -35,6 +36,11 @@ export interface PublishAppOptions {
   readonly now?: () => number;
   /** Where JSON log lines go (default: console.log). */
   readonly log?: LogSink;
+  /**
+   * The ops dashboard at `/ops`; default: as the config's `publishApi.dashboard` says (off
+   * when absent). The local stack passes its own, on whatever the config says.
+   */
+  readonly dashboard?: Pick<DashboardAppOptions, 'adminTokenEnv' | 'panels'>;
 }
 
 export function createPublishApp(options: PublishAppOptions): Hono {
@@ -73,6 +79,12 @@ export function createPublishApp(options: PublishAppOptions): Hono {
   );
   app.post('/v1/events/:eventType', handlers.publishOne);
   app.post('/v1/events', handlers.publishBatch);
+  const dashboard = options.dashboard ?? api.dashboard;
+  if (dashboard) {
+    app.route(DASHBOARD_BASE, createDashboardApp({ ...dashboard, runtime, env: options.env, log, now: options.now }));
+    // A mounted app's root is `/ops` only; `/ops/` is what people type.
+    app.get(`${DASHBOARD_BASE}/`, (c) => c.redirect(DASHBOARD_BASE, 301));
+  }
   app.notFound(() => problemResponse('route_not_found'));
   app.onError((error) => responseForError(error, log));
   return app;

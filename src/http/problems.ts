@@ -30,6 +30,8 @@ export const Problems = {
   token_missing: { status: 401, title: 'Bearer token required' },
   token_invalid: { status: 401, title: 'Bearer token not recognised' },
   event_type_forbidden: { status: 403, title: 'Producer may not publish this event type' },
+  /** A state-changing dashboard request that did not come from the dashboard's own pages (CSRF). */
+  cross_site_forbidden: { status: 403, title: 'Cross-site request refused' },
   event_type_unknown: { status: 404, title: 'Unknown event type' },
   route_not_found: { status: 404, title: 'No such endpoint' },
   body_too_large: { status: 413, title: 'Request body too large' },

@@ -22,7 +22,14 @@ export function streamsOf(prefix: string): Streams {
   return { orders: `${prefix}:orders`, payments: `${prefix}:payments` };
 }
 
-export function publishDeployment(prefix: string, publishApi: { bodyLimitBytes?: number; maxBatch?: number; dedupeWindowSeconds?: number } = {}): DeploymentConfig {
+export interface PublishApiOptions {
+  readonly bodyLimitBytes?: number;
+  readonly maxBatch?: number;
+  readonly dedupeWindowSeconds?: number;
+  readonly dashboard?: { readonly adminTokenEnv: string };
+}
+
+export function publishDeployment(prefix: string, publishApi: PublishApiOptions = {}): DeploymentConfig {
   const { orders, payments } = streamsOf(prefix);
   return defineConfig({
     name: 'shop',

@@ -2,7 +2,8 @@
  * The local stack as a user starts it (`saga-streams dev`, REDIS_URL unset): it starts a
  * private redis-server, serves the API, runs the example saga to one completed and one
  * compensated order (visible in its JSON report lines), and SIGINT stops everything it
- * started — the private Redis port is closed afterwards and the process exits 0; restarted on
+ * started — the private Redis port is closed afterwards and the process exits 0; its ops
+ * dashboard answers with the generated admin token only; restarted on
  * the same folder, its PGlite database still holds both orders. Without
  * redis-server on PATH it fails with the command that installs it.
  */
@@ -66,6 +67,13 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/** The dashboard's admin token the stack generated and printed (stderr). */
+function adminToken(stderr: string): string {
+  const match = /export OPS_ADMIN_TOKEN=(dev-admin-\S+)/.exec(stderr);
+  if (!match) throw new Error(`no generated admin token in stderr:\n${stderr}`);
+  return match[1]!;
+}
+
 const exited = (child: ChildProcessWithoutNullStreams) =>
   new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
 
@@ -93,6 +101,7 @@ describe('saga-streams dev (npm start)', () => {
     const redisPort = Number(new URL(String(started.redis)).port);
     expect((await fetch(`${api}/healthz`)).status).toBe(200);
     expect(stderr).toMatch(/export SHOP_PRODUCER_TOKEN=dev-shop-/);
+    expect(started.dashboard).toBe(`${api}/ops`);
 
     const completed = await out.waitFor((l) => l.msg === 'saga finished' && l.status === 'completed', 'completed order');
     const compensated = await out.waitFor((l) => l.msg === 'saga finished' && l.status === 'compensated', 'compensated order');
@@ -106,17 +115,22 @@ describe('saga-streams dev (npm start)', () => {
     expect(totals()).toEqual(expected);
     expect(out.lines.filter((l) => l.msg === 'poll run').every((l) => l.deadLettered === 0 && l.retained === 0)).toBe(true);
 
-    const status = (await (await fetch(`${api}/status.json`)).json()) as { consumers: Array<{ consumer: string; pending: number }> };
-    expect(status.consumers.map((c) => [c.consumer, c.pending])).toEqual([
+    // The ops dashboard replaces the status page; its admin token is generated and printed.
+    const admin = { authorization: `Bearer ${adminToken(stderr)}` };
+    const overview = (await (await fetch(`${api}/ops/overview.json`, { headers: admin })).json()) as { consumers: Array<{ backlog: { consumer: string; pending: number } }> };
+    expect(overview.consumers.map((c) => [c.backlog.consumer, c.backlog.pending])).toEqual([
       ['order-intake', 0],
       ['orchestrator', 0],
       ['inventory', 0],
       ['payment', 0],
       ['shipping', 0],
     ]);
-    const page = await fetch(`${api}/`);
+    const root = await fetch(`${api}/`, { redirect: 'manual' });
+    expect(root.headers.get('location')).toBe('/ops');
+    expect((await fetch(`${api}/ops`, { headers: { accept: 'text/html' }, redirect: 'manual' })).headers.get('location')).toBe('/ops/login');
+    const page = await fetch(`${api}/ops`, { headers: { ...admin, accept: 'text/html' } });
     expect(page.headers.get('content-type')).toContain('text/html');
-    expect(await page.text()).toMatch(/Backlog[\s\S]*order-intake[\s\S]*Recent runs[\s\S]*poll/);
+    expect(await page.text()).toMatch(/order-intake[\s\S]*Oldest pending age over time[\s\S]*<circle class="point"[\s\S]*Recent runs/);
     expect(await portOpen(redisPort)).toBe(true);
 
     // Generated HMAC keys are never printed (only the producer token, for the curl).
@@ -130,9 +144,15 @@ describe('saga-streams dev (npm start)', () => {
 
     // State survives a restart: the orders are in PGlite on disk, not in the process.
     child = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--no-demo', '--config', join(REPO_ROOT, 'saga.config.ts')], { cwd, env });
+    let restartErr = '';
+    child.stderr.on('data', (d) => (restartErr += d));
     const again = jsonLines(child);
     const restarted = await again.waitFor((l) => l.msg === 'local stack started', 'restart line');
-    const demo = ((await (await fetch(`${String(restarted.api)}/status.json`)).json()) as { demo: { orders: Array<{ order_id: string; status: string }> } }).demo;
+    // stderr's banner follows the start line on stdout.
+    for (let waited = 0; !restartErr.includes('Ctrl-C') && waited < STARTUP_MS; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    const headers = { authorization: `Bearer ${adminToken(restartErr)}` };
+    const panels = ((await (await fetch(`${String(restarted.api)}/ops/overview.json`, { headers })).json()) as { panels: Record<string, { orders: Array<{ order_id: string; status: string }> }> }).panels;
+    const demo = panels['Example saga']!;
     expect(demo.orders.map((o) => [o.order_id, o.status]).sort()).toEqual([
       [String(compensated.instance), 'compensated'],
       [String(completed.instance), 'completed'],

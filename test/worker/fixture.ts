@@ -12,7 +12,8 @@ export const TRIM_CRON = '0 * * * *';
 export const WAKE_UP_BINDING = 'WAKE_UP_QUEUE';
 export const SHOP_TOKEN = 'worker-shop-token-1b7c93e0';
 export const SHOP_KEY = 'hex:0badc0de0badc0de0badc0de0badc0de';
-export const secrets = { SHOP_TOKEN, SHOP_KEY };
+export const OPS_ADMIN_TOKEN = 'worker-ops-admin-token-8e2f';
+export const secrets = { SHOP_TOKEN, SHOP_KEY, OPS_ADMIN_TOKEN };
 
 export function workerStreams(prefix: string) {
   return { orders: `${prefix}:{o}:orders`, events: `${prefix}:{e}:events` };
@@ -33,7 +34,10 @@ export function workerDeployment(prefix: string): DeploymentConfig {
       poller: { stream: orders, group: 'fulfilment', schedule: POLL_CRON, settings, handler: entryConsumer(() => {}) },
       waker: { stream: events, group: 'audit', wakeUp: true, settings, handler: entryConsumer(() => {}) },
     },
-    publishApi: { producers: { shop: { tokenEnv: 'SHOP_TOKEN', eventTypes: ['order.placed', 'event.logged'] } } },
+    publishApi: {
+      producers: { shop: { tokenEnv: 'SHOP_TOKEN', eventTypes: ['order.placed', 'event.logged'] } },
+      dashboard: { adminTokenEnv: 'OPS_ADMIN_TOKEN' },
+    },
     trim: { schedule: TRIM_CRON },
     wakeUp: { kind: 'cloudflare-queue', binding: WAKE_UP_BINDING },
   });

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MAX_COMPATIBILITY_DATE } from '../../infra/cloudflare/check';
 import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
 import { buildWorker } from './build-worker';
-import { POLL_CRON, secrets, SHOP_TOKEN, TRIM_CRON, WAKE_UP_BINDING, workerStreams } from './fixture';
+import { OPS_ADMIN_TOKEN, POLL_CRON, secrets, SHOP_TOKEN, TRIM_CRON, WAKE_UP_BINDING, workerStreams } from './fixture';
 
 const QUEUE = 'wake-ups';
 
@@ -98,6 +98,19 @@ describe('built Worker in Miniflare (REST → real Redis)', () => {
 
     await eventually(async () => logLines().some((l) => l.job === 'trim'));
     expect(logLines().filter((l) => l.job === 'poll' && l.consumer === 'poller').map((l) => l.acked)).toEqual([2]);
+  });
+
+  it('serves the ops dashboard: login first, then the overview with the samples the scheduled poll recorded', async () => {
+    const login = await mf.dispatchFetch('https://edge.example/ops', { headers: { accept: 'text/html' }, redirect: 'manual' });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe('/ops/login');
+    const overview = await mf.dispatchFetch('https://edge.example/ops/overview.json', { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}` } });
+    expect(overview.status).toBe(200);
+    const body = (await overview.json()) as { consumers: Array<{ backlog: { consumer: string }; samples: unknown[] }> };
+    const poller = body.consumers.find((c) => c.backlog.consumer === 'poller')!;
+    expect(poller.samples.length).toBeGreaterThan(0);
+    const page = await mf.dispatchFetch('https://edge.example/ops', { headers: { authorization: `Bearer ${OPS_ADMIN_TOKEN}`, accept: 'text/html' } });
+    expect(await page.text()).toContain('<circle class="point"');
   });
 
   it('a publish wakes the queue handler through the Cloudflare Queue, which polls the woken consumer', { timeout: 30_000 }, async () => {

@@ -58,7 +58,7 @@ describe('infra/cloudflare/wrangler.toml', () => {
     expect(problems({ queues: {} })).toContain('wake-up consumers exist but no queue consumer is configured');
     expect(problems({ compatibility_date: '2026-04-27' })).toEqual([`compatibility_date 2026-04-27 is later than the pinned workerd supports (${MAX_COMPATIBILITY_DATE})`]);
     expect(problems({ secrets: { required: ['SHOP_TOKEN', 'EXTRA'] } })).toEqual([
-      'secrets.required lacks SHOP_KEY, UPSTASH_REDIS_REST_TOKEN, UPSTASH_REDIS_REST_URL',
+      'secrets.required lacks OPS_ADMIN_TOKEN, SHOP_KEY, UPSTASH_REDIS_REST_TOKEN, UPSTASH_REDIS_REST_URL',
       'secrets.required names EXTRA, which the Worker never reads',
     ]);
     expect(problems({}, { fetch: () => {} })).toEqual(['cron triggers need a scheduled handler', 'queue consumers need a queue handler']);

@@ -1,0 +1,27 @@
+/**
+ * The local stack always serves the ops dashboard (it replaces the old status page), whether
+ * or not the config enables it for deployments: its admin token variable is the config's, or
+ * SAGA_STREAMS_ADMIN_TOKEN, and a token is generated for this run when the environment has
+ * none. The stack prints where the dashboard is and the generated token, as it does a
+ * producer's dev token; set the variable yourself to keep one across restarts.
+ */
+import { randomBytes } from 'node:crypto';
+import type { DeploymentConfig } from '../src/deployment/define-config';
+import type { SecretEnv } from '../src/deployment/secrets';
+
+export const LOCAL_ADMIN_TOKEN_ENV = 'SAGA_STREAMS_ADMIN_TOKEN';
+
+export interface LocalDashboard {
+  readonly tokenEnv: string;
+  /** The environment, with the token added when generated. */
+  readonly env: SecretEnv;
+  /** The token generated for this run, if any. */
+  readonly generated?: string;
+}
+
+export function localDashboard(config: DeploymentConfig, env: SecretEnv): LocalDashboard {
+  const tokenEnv = config.data.publishApi?.dashboard?.adminTokenEnv ?? LOCAL_ADMIN_TOKEN_ENV;
+  if (env[tokenEnv]) return { tokenEnv, env };
+  const generated = `dev-admin-${randomBytes(18).toString('base64url')}`;
+  return { tokenEnv, env: { ...env, [tokenEnv]: generated }, generated };
+}

@@ -1,0 +1,123 @@
+/**
+ * The dashboard's history in Redis (issue 17 §1): what the poll functions leave behind at the
+ * end of each run, since a Lambda or a Worker remembers nothing between runs — one
+ * oldest-pending-age sample per consumer and bucket, and the recent run records. Written only
+ * when the deployment enables the dashboard; one script call per run (ops-record.lua), after
+ * the run's last settle, never inside its rounds. Kept free of Hono and of the dashboard's
+ * pages: every poll function bundle carries this file.
+ */
+import { describeThrown } from '../ground/errors';
+import { opsRecordScript } from '../generated/lua-scripts';
+import { command } from '../redis/port';
+import { runOperations } from '../redis/script';
+import type { RunReport } from '../report';
+import { withTimeLimit } from '../ground/time-limit';
+import type { DeploymentRuntime } from '../deployment/runtime';
+
+/** Bucket width of the age samples: at most one sample per consumer per 20 s. */
+export const SAMPLE_BUCKET_MS = 20_000;
+/** Samples kept per consumer: 2 h at full density, 6 h when polled once a minute. */
+export const SAMPLES_KEPT = 360;
+/**
+ * Run records kept per consumer. Idle runs (nothing handled) have a list of their own, so a
+ * quiet hour of cron ticks never pushes the runs that did something out of view.
+ */
+export const ACTIVE_RUNS_KEPT = 50;
+export const IDLE_RUNS_KEPT = 10;
+/** Trim and relay runs of the deployment (one list: they are few). */
+export const JOB_RUNS_KEPT = 30;
+/** Longest wait for the record after the run: it must never hold a function past its limit. */
+const RECORD_LIMIT_MS = 1_000;
+
+/** Keys of one consumer's history: derived from the stream, so they share its Cluster slot. */
+export function historyKeys(stream: string, group: string) {
+  return {
+    samples: `${stream}:ops:samples:${group}`,
+    runs: `${stream}:ops:runs:${group}`,
+    idleRuns: `${stream}:ops:idle-runs:${group}`,
+  };
+}
+
+/** The trim and relay runs of a deployment. */
+export function jobRunsKey(deployment: string): string {
+  return `saga-streams:ops:${deployment}:runs`;
+}
+
+/** One recorded run, as the dashboard lists it (a compact form of the run's log line). */
+export interface RunRecord {
+  readonly t: number;
+  readonly job: 'poll' | 'trim' | 'relay';
+  readonly level: 'info' | 'warn' | 'error';
+  readonly consumer?: string;
+  readonly acked?: number;
+  readonly deadLettered?: number;
+  readonly retained?: number;
+  readonly handled?: number;
+  readonly reclaimed?: number;
+  readonly rounds?: number;
+  readonly durationMs?: number;
+  readonly stoppedForDeadline?: boolean;
+  /** Trim: entries removed; relay: rows published. */
+  readonly removed?: number;
+  readonly published?: number;
+  /** A failed run's error code. */
+  readonly error?: string;
+}
+
+export interface PollTarget {
+  readonly consumer: string;
+  readonly stream: string;
+  readonly group: string;
+  readonly dlt: string;
+}
+
+/** A run that did nothing: listed apart, after the runs that did something. */
+export function isIdleRun(run: RunRecord): boolean {
+  return run.level === 'info' && !run.handled && !run.reclaimed && !run.deadLettered && !run.retained && !run.removed && !run.published;
+}
+
+/** The counters of a poll run its record keeps. */
+const RECORDED = ['acked', 'deadLettered', 'retained', 'handled', 'reclaimed', 'rounds', 'durationMs', 'stoppedForDeadline'] as const;
+
+export function pollRunRecord(target: PollTarget, report: RunReport, t: number): RunRecord {
+  // The level of the run's log line (deployment/log.ts): deleted pending entries and contract errors warn.
+  const level = report.deletedPending > 0 || report.handlerContractErrors > 0 ? 'warn' : 'info';
+  const record: Record<string, unknown> = { t, job: 'poll', level, consumer: target.consumer };
+  for (const field of RECORDED) record[field] = report[field];
+  return record as unknown as RunRecord;
+}
+
+/** Runs `write` at most `limitMs`; a failure costs one log line and nothing else. */
+async function bestEffort(runtime: DeploymentRuntime, what: Record<string, unknown>, limitMs: number, write: () => Promise<unknown>): Promise<void> {
+  if (limitMs <= 0) return;
+  try {
+    await withTimeLimit(write(), Math.min(limitMs, RECORD_LIMIT_MS));
+  } catch (error) {
+    // The shape of every run line: context fields, then `error` as {name, code?, message}.
+    const line = { level: 'warn', msg: 'dashboard history not recorded', deployment: runtime.config.name, ...what, timestamp: runtime.now(), error: describeThrown(error) };
+    runtime.log(JSON.stringify(line));
+  }
+}
+
+/** One script call: the consumer's age sample and its run record. `limitMs`: time the caller can spare. */
+export function recordPollRun(runtime: DeploymentRuntime, target: PollTarget, run: RunRecord, limitMs: number): Promise<void> {
+  const keys = historyKeys(target.stream, target.group);
+  const idle = isIdleRun(run);
+  return bestEffort(runtime, { job: 'poll', consumer: target.consumer }, limitMs, () =>
+    runOperations(runtime.port, [
+      {
+        script: opsRecordScript,
+        keys: [target.stream, target.dlt, keys.samples, idle ? keys.idleRuns : keys.runs],
+        args: [target.group, SAMPLE_BUCKET_MS, SAMPLES_KEPT, run.acked ?? 0, JSON.stringify(run), idle ? IDLE_RUNS_KEPT : ACTIVE_RUNS_KEPT],
+      },
+    ]),
+  );
+}
+
+/** A trim or relay run: one LPUSH and LTRIM in one round trip. */
+export function recordJobRun(runtime: DeploymentRuntime, run: RunRecord): Promise<void> {
+  const key = jobRunsKey(runtime.config.name);
+  return bestEffort(runtime, { job: run.job }, RECORD_LIMIT_MS, () =>
+    runOperations(runtime.port, [command('LPUSH', key, JSON.stringify(run)), command('LTRIM', key, 0, JOB_RUNS_KEPT - 1)]),
+  );
+}

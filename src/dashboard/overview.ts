@@ -1,0 +1,76 @@
+/**
+ * The overview: every consumer's backlog now (the SPEC §8 probe: pending, oldest pending age,
+ * lag, dead letters), its throughput over the recent samples, and its oldest-pending-age chart
+ * over the recorded history. Consumers are read in parallel, one probe and one history read
+ * each, so a slow Redis costs one round trip of time, not one per consumer.
+ */
+import type { DeploymentRuntime } from '../deployment/runtime';
+import { consumerBacklog, type ConsumerBacklog } from '../probes/consumer-backlog';
+import { ageChart } from './chart';
+import type { RunRecord } from './history';
+import { duration, escapeHtml, table } from './html';
+import { readConsumerHistory, type Sample } from './read-history';
+import { runsTable } from './runs';
+
+/** Throughput is the acks of the samples within this window, per minute. */
+export const THROUGHPUT_WINDOW_MS = 5 * 60_000;
+
+export interface ConsumerOverview {
+  readonly backlog: ConsumerBacklog;
+  /** Acked per minute over the last THROUGHPUT_WINDOW_MS of samples (Redis clock). */
+  readonly ackedPerMinute: number;
+  readonly samples: readonly Sample[];
+}
+
+export interface Overview {
+  readonly deployment: string;
+  readonly consumers: readonly ConsumerOverview[];
+  /** The latest poll runs that did something, newest first (the runs page lists them all). */
+  readonly recentRuns: readonly RunRecord[];
+}
+
+/** Runs the overview lists. */
+export const OVERVIEW_RUNS = 10;
+
+function throughput(samples: readonly Sample[], now: number): number {
+  const recent = samples.filter((s) => s.t > now - THROUGHPUT_WINDOW_MS);
+  const acked = recent.reduce((sum, s) => sum + s.acked, 0);
+  return Math.round((acked / (THROUGHPUT_WINDOW_MS / 60_000)) * 10) / 10;
+}
+
+export async function readOverview(runtime: DeploymentRuntime): Promise<Overview> {
+  const read = await Promise.all(
+    [...runtime.config.consumers.values()].map(async (plan) => {
+      const [backlog, history] = await Promise.all([consumerBacklog(runtime.port, plan), readConsumerHistory(runtime.port, plan)]);
+      const now = backlog.status === 'ok' ? backlog.observedAtMs : runtime.now();
+      return { consumer: { backlog, ackedPerMinute: throughput(history.samples, now), samples: history.samples }, runs: history.runs };
+    }),
+  );
+  const recentRuns = read.flatMap((r) => r.runs).sort((a, b) => b.t - a.t).slice(0, OVERVIEW_RUNS);
+  return { deployment: runtime.config.name, consumers: read.map((r) => r.consumer), recentRuns };
+}
+
+function backlogRow({ backlog: b, ackedPerMinute }: ConsumerOverview) {
+  const name = { html: `<a href="#c-${escapeHtml(b.consumer)}">${escapeHtml(b.consumer)}</a>` };
+  if (b.status !== 'ok') return [name, b.stream, b.group, { html: '<span class="muted">no group yet</span>' }, '', '', '', '', ''];
+  const deadLetters = b.deadLetters > 0 ? { html: `<span class="error">${b.deadLetters}</span>`, numeric: true } : 0;
+  return [name, b.stream, b.group, b.streamLength, b.pending, duration(b.oldestPendingAgeMs), b.lag ?? '?', ackedPerMinute, deadLetters];
+}
+
+/** `runsHref`: the runs page, which lists idle runs and filters too. */
+export function renderOverview(overview: Overview, runsHref: string): string {
+  const summary = table(
+    ['consumer', 'stream', 'group', 'length', 'pending', 'oldest pending', 'lag', 'acked / min (5 min)', 'dead letters'],
+    overview.consumers.map(backlogRow),
+    'this deployment has no consumers',
+  );
+  const charts = overview.consumers
+    .map(({ backlog, samples }) => {
+      const points = samples.map((s) => ({ t: s.t, value: s.ageMs ?? 0 }));
+      const chart = ageChart(`oldest pending age of ${backlog.consumer}`, points);
+      return `<div class="card" id="c-${escapeHtml(backlog.consumer)}"><strong>${escapeHtml(backlog.consumer)}</strong> <span class="muted">oldest pending age · ${samples.length} samples</span><br>${chart}</div>`;
+    })
+    .join('');
+  const runs = `<h2>Recent runs that did something</h2>${runsTable(overview.recentRuns, 'no poll run has handled anything yet')}<p><a href="${escapeHtml(runsHref)}">All recent runs, idle ones and filters →</a></p>`;
+  return `${summary}<h2>Oldest pending age over time</h2>${charts}${runs}`;
+}

@@ -1,0 +1,11 @@
+/** The data sections, by the name the shell mounts each under (`/ops/<name>`). */
+import type { DashboardSection } from '../contract';
+import { deadLetterSection } from './dlt';
+import { findSection } from './find';
+import { sagaSection } from './saga';
+
+export const dataSections: Readonly<Record<'dlt' | 'find' | 'saga', DashboardSection>> = Object.freeze({
+  dlt: deadLetterSection,
+  find: findSection,
+  saga: sagaSection,
+});
