@@ -24,8 +24,6 @@ export interface ClaimResult {
   readonly freshRequested: number;
   /** Bytes of field names and values across all entries (the reply's payload, roughly). */
   readonly bytes: number;
-  /** With plan.peekLastId: the stream's newest id read just before the fresh read (undefined if empty). */
-  readonly streamLastId?: string;
 }
 
 /** What one claim asks for: how many fresh entries, and whether (and how many) to reclaim. */
@@ -34,11 +32,12 @@ export interface ClaimPlan {
   /** 0 leaves XAUTOCLAIM out of this claim. */
   readonly reclaim: number;
   /**
-   * Also read the stream's newest id, just before the fresh read: if that read then finds
-   * nothing, every entry up to that id went to other consumers, and a waiting run need not
-   * wake for any of them (see wait.ts).
+   * Continuous mode, TCP: the fresh read waits up to this many ms for entries (`XREADGROUP
+   * … BLOCK`). An entry appended meanwhile is delivered to the waiting run in the reply
+   * that wakes it — no second round trip to claim it — and entries other consumers of the
+   * group take never wake it. Only in a claim without XAUTOCLAIM.
    */
-  readonly peekLastId?: boolean;
+  readonly blockMs?: number;
 }
 
 export function fullClaimPlan(config: ConsumerConfig): ClaimPlan {
@@ -48,8 +47,6 @@ export function fullClaimPlan(config: ConsumerConfig): ClaimPlan {
 export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operation[] {
   const { keys } = config;
   const ops: Operation[] = [];
-  // Before XREADGROUP: an id read here existed when the fresh read ran.
-  if (plan.peekLastId === true) ops.push(command('XREVRANGE', keys.stream, '+', '-', 'COUNT', 1));
   if (plan.reclaim > 0) {
     ops.push({
       script: claimScript,
@@ -57,18 +54,13 @@ export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operat
       args: [config.group, config.consumer, config.minIdleMs, plan.reclaim],
     });
   }
-  ops.push(command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', plan.fresh, 'STREAMS', keys.stream, '>'));
+  const block = plan.blockMs === undefined ? [] : ['BLOCK', Math.max(1, Math.ceil(plan.blockMs))];
+  ops.push(command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', plan.fresh, ...block, 'STREAMS', keys.stream, '>'));
   return ops;
 }
 
 /** Decodes the replies of claimOperations(config, plan), in the same order. */
 export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): ClaimResult {
-  let streamLastId: string | undefined;
-  if (plan.peekLastId === true) {
-    const [newest] = asArray(replies[0], 'XREVRANGE reply');
-    if (newest !== undefined) streamLastId = asText(asArray(newest, 'XREVRANGE entry')[0], 'XREVRANGE entry id');
-    replies = replies.slice(1);
-  }
   let reclaimed: StreamEntry[] = [];
   let deletedIds: string[] = [];
   let nextCursor: string | undefined;
@@ -89,7 +81,6 @@ export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): 
     deletedIds,
     nextCursor,
     freshRequested: plan.fresh,
-    streamLastId,
   };
 }
 

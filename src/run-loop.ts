@@ -1,0 +1,345 @@
+/**
+ * The rounds of one run, overlapped (SPEC §5.1 "Overlapped rounds"). While round N is
+ * handled, one exchange beside it carries the settle of round N−1 and the claim of round
+ * N+1, so Redis works while Node handles, and a steady round costs one round trip.
+ *
+ * The rules that keep this safe:
+ * (a) a claim asks only for what the time left covers once the round in hand is handled
+ *     (RoundSizer, `ahead`), and none goes out beside a round before the run has handled
+ *     one (until then nothing says how long a round takes);
+ * (b) when the run stops (deadline, abort signal, drained, a failed exchange) its final
+ *     round trip releases every entry it claimed but never handed to a handler: the
+ *     unstarted entries of the last round and the whole batch claimed beside it;
+ * (c) round N+1 starts only once every verdict of round N is in, and an ordering key with a
+ *     retained entry (failed, timed out — maybe still running — or itself held) holds the
+ *     key's later entries for the rest of the run (decideRound), so no entry starts before
+ *     an earlier one of its key has finished; held entries are never released either;
+ * (d) a crash leaves entries pending exactly as without overlap (reclaimed after minIdle).
+ * Nothing is acked that a handler did not commit: a settle only carries decided verdicts.
+ *
+ * A round's report is emitted once its settle has been answered (in the exchange beside the
+ * next round, or in the final one); its round trips are the exchanges since the previous
+ * report.
+ */
+import { claimEntries, claimOperations, claimResultOf, type ClaimPlan, type ClaimResult } from './claim';
+import type { ConsumerConfig } from './config';
+import type { StreamEntry } from './entry';
+import { probeCommand, probedEntryBytes, rememberedEntryBytes, rememberEntryBytes } from './entry-size';
+import { RedisCommandError } from './ground/errors';
+import { ReclaimCadence } from './reclaim-cadence';
+import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
+import { meterPort, type MeteredPort } from './redis/metered';
+import type { RedisPort, RedisReply } from './redis/port';
+import { asInteger } from './redis/reply';
+import { runOperations, runOperationsSettled, throwIfError, type Operation, type ScriptCall } from './redis/script';
+import { releaseCall } from './release';
+import { addRound, EMPTY_RUN, type RunReport } from './report';
+import { decideRound, releasable, roundReport, type DecidedRound, type RoundDeps } from './round';
+import { RoundSizer } from './round-size';
+import type { RunOptions } from './run';
+import { NOTHING_SETTLED, settleCall, settleResultOf, type SettleResult } from './settle';
+import { sleep } from './wait';
+
+/** A round handled and decided whose settle has not been answered yet. */
+interface Unsettled {
+  readonly claim: ClaimResult;
+  readonly decided: DecidedRound;
+  readonly settle: ScriptCall | undefined;
+  readonly startedAt: number;
+}
+
+/** Where the loop goes next: the claim to handle (none: the run is over) and the round whose settle is still to send. */
+interface Step {
+  readonly claim: ClaimResult | undefined;
+  readonly carried: Unsettled | undefined;
+}
+
+const DONE: Step = { claim: undefined, carried: undefined };
+
+/** The exchange sent beside a round's handling. It never rejects: nothing may go unhandled while handlers run. */
+type Beside = { readonly replies: Array<RedisReply | RedisCommandError> } | { readonly error: unknown };
+
+const NOTHING_DECIDED: DecidedRound = Object.freeze({
+  decisions: [],
+  handled: 0,
+  handlerMicrosSum: 0,
+  stoppedForDeadline: false,
+  started: new Set<StreamEntry>(),
+});
+
+export class RunLoop {
+  readonly #deps: RoundDeps;
+  readonly #options: RunOptions;
+  readonly #config: ConsumerConfig;
+  readonly #port: MeteredPort;
+  readonly #sizer: RoundSizer;
+  readonly #cadence: ReclaimCadence;
+  /** Ordering keys with a retained entry in this run (see decideRound). */
+  readonly #held = new Set<string>();
+  readonly #deadline: number;
+  readonly #settleBy: number;
+  readonly #startedAt: number;
+  #total = EMPTY_RUN;
+  /** port.roundTrips when the last round was reported. */
+  #reportedRoundTrips = 0;
+
+  constructor(deps: RoundDeps, options: RunOptions, startedAt: number, deadline: number) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#config = deps.config;
+    this.#startedAt = startedAt;
+    this.#deadline = deadline;
+    this.#settleBy = deadline - deps.config.settleReserveMs;
+    // Every exchange ends by deadline + overrun, whatever Redis does (issue 12 item 8).
+    this.#port = meterPort(boundByDeadline(deps.port, deadline + DEADLINE_OVERRUN_MS, deps.now));
+    this.#sizer = new RoundSizer(deps.config, rememberedEntryBytes(deps.config.keys.stream));
+    this.#cadence = new ReclaimCadence(deps.config.reclaimEveryRounds);
+  }
+
+  async run(): Promise<RunReport> {
+    let step: Step = { claim: await this.#firstClaim(), carried: undefined };
+    while (step.claim !== undefined) {
+      const { claim, carried } = step;
+      const idle = this.#options.mode === 'continuous' && claim.entries.length === 0;
+      step = idle ? await this.#idle(claim, carried) : await this.#round(claim, carried);
+    }
+    rememberEntryBytes(this.#config.keys.stream, this.#sizer.entryBytes);
+    const now = this.#deps.now();
+    return {
+      ...this.#total,
+      roundTrips: this.#port.roundTrips,
+      durationMs: now - this.#startedAt,
+      stoppedForDeadline: this.#total.stoppedForDeadline || (!this.#aborted() && now >= this.#settleBy),
+    };
+  }
+
+  readonly #aborted = (): boolean => this.#options.signal?.aborted === true;
+  readonly #stopping = (): boolean => this.#aborted() || this.#deps.now() >= this.#settleBy;
+
+  /** Handles one claim while the exchange beside it settles the previous round and claims the next. */
+  async #round(claim: ClaimResult, carried: Unsettled | undefined): Promise<Step> {
+    const startedAt = this.#deps.now();
+    const plan = this.#aheadPlan(claim);
+    const ops: Operation[] = [];
+    if (carried?.settle !== undefined) ops.push(carried.settle);
+    if (plan !== undefined) ops.push(...claimOperations(this.#config, plan));
+    const beside = ops.length === 0 ? undefined : this.#sendBeside(ops);
+
+    const decided = await decideRound(this.#deps, claim.entries, this.#deadline, this.#held, this.#stopping);
+    this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
+    const current: Unsettled = { claim, decided, settle: settleCall(this.#config, decided.decisions), startedAt };
+    const ahead = await this.#land(beside, carried, plan, current);
+
+    if (this.#drained(claim) || this.#stopping()) return this.#finish(current, ahead);
+    if (ahead !== undefined) return { claim: ahead, carried: current };
+    // Nothing was claimed beside this round: settle it and claim the next in one round trip.
+    const next = this.#plan(0);
+    if (next === undefined) return this.#finish(current, undefined);
+    const [settled, nextClaim] = await this.#exchange(() =>
+      settleAndClaim(this.#port, this.#config, current.settle, next, (entries) => this.#unheld(entries)),
+    );
+    this.#emit(current, settled);
+    return { claim: this.#claimed(next, nextClaim), carried: undefined };
+  }
+
+  /** The claim to send beside handling `claim`, if one may go (rule (a)). */
+  #aheadPlan(claim: ClaimResult): ClaimPlan | undefined {
+    if (!this.#sizer.mayClaimAhead() || this.#drained(claim)) return undefined;
+    return this.#plan(claim.entries.length);
+  }
+
+  /** The next claim, sized by time and bytes, after `ahead` entries still to handle; undefined once the run stops. */
+  #plan(ahead: number): ClaimPlan | undefined {
+    if (this.#stopping()) return undefined;
+    return this.#sizer.plan(this.#settleBy - this.#deps.now(), this.#cadence.due(), ahead);
+  }
+
+  #drained(claim: ClaimResult): boolean {
+    const fresh = claim.entries.length - claim.reclaimed;
+    return this.#options.mode === 'drain' && fresh === 0 && claim.nextCursor === '0-0';
+  }
+
+  #sendBeside(ops: readonly Operation[]): Promise<Beside> {
+    return runOperationsSettled(this.#port, ops).then(
+      (replies) => ({ replies }),
+      (error: unknown) => ({ error }),
+    );
+  }
+
+  /**
+   * The answer of the exchange beside a round: reports the previous round and returns the
+   * claim made ahead. On any failure the run stops: it settles the round just handled and
+   * releases what it never started (best effort), then throws the failure.
+   */
+  async #land(beside: Promise<Beside> | undefined, carried: Unsettled | undefined, plan: ClaimPlan | undefined, current: Unsettled): Promise<ClaimResult | undefined> {
+    if (beside === undefined) {
+      if (carried !== undefined) this.#emit(carried, NOTHING_SETTLED);
+      return undefined;
+    }
+    const outcome = await beside;
+    if ('error' in outcome) return this.#fail(current, [], outcome.error);
+    const settleSlots = carried?.settle === undefined ? 0 : 1;
+    const settleReply = settleSlots === 0 ? undefined : outcome.replies[0];
+    let ahead: ClaimResult | undefined;
+    let claimError: unknown;
+    if (plan !== undefined) {
+      try {
+        ahead = claimResultOf(plan, outcome.replies.slice(settleSlots).map(throwIfError));
+      } catch (error) {
+        claimError = error;
+      }
+    }
+    if (settleReply instanceof RedisCommandError) return this.#fail(current, ahead?.entries ?? [], settleReply);
+    if (carried !== undefined) this.#emit(carried, settleResultOf(settleReply));
+    if (claimError !== undefined) return this.#fail(current, [], claimError);
+    return plan !== undefined && ahead !== undefined ? this.#claimed(plan, ahead) : undefined;
+  }
+
+  /** Nothing claimed: settle what is carried, then wait for entries (blocking read on TCP, a timer on REST). */
+  async #idle(claim: ClaimResult, carried: Unsettled | undefined): Promise<Step> {
+    const empty: Unsettled = { claim, decided: NOTHING_DECIDED, settle: undefined, startedAt: this.#deps.now() };
+    const waitMs = Math.min(this.#config.blockMs, this.#settleBy - this.#deps.now());
+    const plan = waitMs > 0 ? this.#plan(0) : undefined;
+    if (plan === undefined) {
+      if (carried !== undefined) await this.#finish(carried, undefined);
+      this.#emit(empty, NOTHING_SETTLED);
+      return DONE;
+    }
+    const strategy = this.#config.wait ?? (this.#port.transport === 'tcp' ? 'block' : 'sleep');
+    if (strategy === 'block' && this.#port.transport === 'tcp') return this.#waitInRead(empty, carried, { fresh: plan.fresh, reclaim: 0, blockMs: waitMs });
+    if (carried !== undefined) {
+      const replies = carried.settle === undefined ? [] : await this.#exchange(() => runOperations(this.#port, [carried.settle!]));
+      this.#emit(carried, settleResultOf(replies[0]));
+    }
+    this.#emit(empty, NOTHING_SETTLED);
+    await sleep(waitMs, this.#options.signal);
+    return { claim: await this.#claimNow(), carried: undefined };
+  }
+
+  /**
+   * One round trip: the carried settle, then a fresh read that blocks until an entry is
+   * appended (it comes back in this reply) or the wait is over (then a regular claim, with
+   * XAUTOCLAIM, follows).
+   */
+  async #waitInRead(empty: Unsettled, carried: Unsettled | undefined, wait: ClaimPlan): Promise<Step> {
+    const settle = carried?.settle;
+    const replies = await runOperationsSettled(this.#port, [...(settle === undefined ? [] : [settle]), ...claimOperations(this.#config, wait)]);
+    const readReply = replies[replies.length - 1]!;
+    const woken = readReply instanceof RedisCommandError ? undefined : claimResultOf(wait, [readReply]);
+    if (settle !== undefined && replies[0] instanceof RedisCommandError) {
+      await releaseQuietly(this.#port, this.#config, this.#unheld(woken?.entries ?? []));
+      throw replies[0];
+    }
+    if (carried !== undefined) this.#emit(carried, settleResultOf(settle === undefined ? undefined : throwIfError(replies[0]!)));
+    this.#emit(empty, NOTHING_SETTLED);
+    if (woken === undefined) throw readReply;
+    this.#claimed(wait, woken);
+    if (woken.entries.length > 0) return { claim: woken, carried: undefined };
+    return { claim: await this.#claimNow(), carried: undefined };
+  }
+
+  async #firstClaim(): Promise<ClaimResult | undefined> {
+    if (this.#sizer.assumptionLimits() && !this.#stopping()) {
+      const [reply] = await this.#exchange(() => runOperations(this.#port, [probeCommand(this.#config.keys.stream)]));
+      const bytes = probedEntryBytes(reply ?? null);
+      if (bytes !== undefined) this.#sizer.assumeEntryBytes(bytes);
+    }
+    return this.#claimNow();
+  }
+
+  async #claimNow(): Promise<ClaimResult | undefined> {
+    const plan = this.#plan(0);
+    return plan && this.#claimed(plan, await this.#exchange(() => claimEntries(this.#port, this.#config, plan)));
+  }
+
+  #claimed(plan: ClaimPlan, claim: ClaimResult): ClaimResult {
+    this.#cadence.claimed(plan, claim);
+    this.#sizer.observeEntries(claim.entries.length, claim.bytes);
+    return claim;
+  }
+
+  async #exchange<T>(send: () => Promise<T>): Promise<T> {
+    const sentAt = this.#deps.now();
+    const result = await send();
+    this.#sizer.observeExchange(this.#deps.now() - sentAt);
+    return result;
+  }
+
+  /** The run stops: settle the last round and give back, in one round trip, what no handler saw. */
+  async #finish(current: Unsettled, ahead: ClaimResult | undefined): Promise<Step> {
+    const release = releaseCall(this.#config, this.#unstarted(current, ahead));
+    const ops = [current.settle, release].filter((op): op is ScriptCall => op !== undefined);
+    const replies = ops.length === 0 ? [] : await this.#exchange(() => runOperations(this.#port, ops));
+    const settled = current.settle === undefined ? NOTHING_SETTLED : settleResultOf(replies[0]);
+    const released = release === undefined ? 0 : asInteger(replies[ops.length - 1], 'release reply');
+    this.#emit(current, settled, released, ahead);
+    return DONE;
+  }
+
+  /** A failed exchange stops the run: what can still be settled and released is (best effort), then the failure is thrown. */
+  async #fail(current: Unsettled, aheadEntries: readonly StreamEntry[], error: unknown): Promise<never> {
+    const release = releaseCall(this.#config, [...releasable(this.#deps, current.decided, this.#held), ...this.#unheld(aheadEntries)]);
+    const ops = [current.settle, release].filter((op): op is ScriptCall => op !== undefined);
+    if (ops.length > 0) await runOperations(this.#port, ops).catch(() => {});
+    throw error;
+  }
+
+  /** Entries claimed and never handed to a handler that the run may give back (not behind a held key). */
+  #unstarted(current: Unsettled, ahead: ClaimResult | undefined): StreamEntry[] {
+    const unstarted = releasable(this.#deps, current.decided, this.#held);
+    return ahead === undefined ? unstarted : [...unstarted, ...this.#unheld(ahead.entries)];
+  }
+
+  #unheld(entries: readonly StreamEntry[]): StreamEntry[] {
+    const keyOf = this.#deps.orderingKey;
+    if (keyOf === undefined || this.#held.size === 0) return [...entries];
+    return entries.filter((entry) => {
+      const key = keyOf(entry);
+      return key === undefined || !this.#held.has(key);
+    });
+  }
+
+  #emit(round: Unsettled, settled: SettleResult, released = 0, ahead?: ClaimResult): void {
+    // A batch claimed ahead and released unstarted still counts for what XAUTOCLAIM did to the PEL.
+    const claim = ahead === undefined ? round.claim : { reclaimed: round.claim.reclaimed + ahead.reclaimed, deletedIds: [...round.claim.deletedIds, ...ahead.deletedIds] };
+    const report = {
+      ...roundReport(round.decided, settled, claim, this.#port.roundTrips - this.#reportedRoundTrips, this.#deps.now() - round.startedAt, released),
+      stoppedForDeadline: round.decided.stoppedForDeadline && !this.#aborted(),
+    };
+    this.#reportedRoundTrips = this.#port.roundTrips;
+    this.#total = addRound(this.#total, report);
+    this.#options.onRound?.(report);
+  }
+}
+
+/**
+ * One round trip: the settle of the round just decided, then the next claim. When the
+ * settle fails but the claim went through, the claimed entries (none started) are released
+ * at once before the error is thrown, so a failing settle strands nothing until minIdle.
+ */
+async function settleAndClaim(
+  port: RedisPort,
+  config: ConsumerConfig,
+  settle: ScriptCall | undefined,
+  plan: ClaimPlan,
+  unheld: (entries: readonly StreamEntry[]) => StreamEntry[],
+): Promise<[SettleResult, ClaimResult]> {
+  const ops = claimOperations(config, plan);
+  const replies = await runOperationsSettled(port, settle === undefined ? ops : [settle, ...ops]);
+  const claimReplies = settle === undefined ? replies : replies.slice(1);
+  const settleReply = settle === undefined ? undefined : replies[0];
+  if (settleReply instanceof RedisCommandError) {
+    if (!claimReplies.some((reply) => reply instanceof RedisCommandError)) {
+      const stranded = claimResultOf(plan, claimReplies as RedisReply[]).entries;
+      await releaseQuietly(port, config, unheld(stranded));
+    }
+    throw settleReply;
+  }
+  return [settleResultOf(settleReply), claimResultOf(plan, claimReplies.map(throwIfError))];
+}
+
+/** Best effort: the run is failing already, and the caller must see the original error. */
+async function releaseQuietly(port: RedisPort, config: ConsumerConfig, entries: readonly StreamEntry[]): Promise<void> {
+  const release = releaseCall(config, entries);
+  if (release !== undefined) await runOperations(port, [release]).catch(() => {});
+}
