@@ -1,8 +1,8 @@
 /**
  * What a run knows of its stream's entry size before its first claim (SPEC §5.1 "Byte
- * budget"). Without it the byte budget assumes large entries (64 KiB) and caps a large
- * batch's first claim (b500 → 64 entries at the default budget), which costs small-entry
- * streams a whole extra round per run.
+ * budget"). Without it the byte budget assumes large entries (32 KiB) and caps a large
+ * batch's first claim (b500 → 128 entries at the default budget), which costs small-entry
+ * streams whole extra rounds per run.
  *
  * Two sources, cheapest first: the size the previous run of this process observed on the
  * same stream (warm Lambda containers, long-lived processes, repeated cron runs), and,

@@ -16,8 +16,11 @@
 import type { ClaimPlan } from './claim';
 import type { ConsumerConfig } from './config';
 
-/** Entry size assumed before any entry of the stream was seen or probed. */
-export const ASSUMED_ENTRY_BYTES = 64 * 1024;
+/**
+ * Entry size assumed before any entry of the stream was seen or probed: at the default
+ * budget (4 MiB / 32 KiB = 128) the default batch of 100 needs no probe.
+ */
+export const ASSUMED_ENTRY_BYTES = 32 * 1024;
 
 /** Claim replies a run holds at once: the batch being handled and the one claimed beside it. */
 export const REPLIES_HELD = 2;

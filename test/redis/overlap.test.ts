@@ -140,13 +140,13 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
     expect(report.acked).toBe(12);
     // The first claim (nothing beside it) gets the whole budget at the probed entry size:
-    // 384 KiB / (64 KiB + field names) = 5, not 6 as the 64 KiB assumption would give.
+    // 384 KiB / (64 KiB + field names) = 5, where the 32 KiB assumption would take 12.
     // Every later claim shares the budget with the batch in hand: 192 KiB → 2.
     expect(rounds[0]!.handled).toBe(5);
     expect(Math.max(...rounds.slice(1).map((r) => r.handled))).toBe(2);
   });
 
-  it("sizes a large batch's first claim by the stream's entry size, not a 64 KiB assumption", async () => {
+  it("sizes a large batch's first claim by the stream's entry size, not an assumed one", async () => {
     await appendPayloads(300);
     let probes = 0;
     const spying: RedisPort = {
@@ -162,7 +162,7 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     const poller = createPoller({ port: spying, config: fastConfig(stream, { batch: 300 }), process: recordingProcessor([]) });
     const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
     expect(report.acked).toBe(300);
-    // 8 MiB / 64 KiB would cap it at 128; one probe of the newest entry says ~100 bytes.
+    // 4 MiB / 32 KiB would cap it at 128; one probe of the newest entry says ~100 bytes.
     expect(rounds[0]!.handled).toBe(300);
     expect(probes).toBe(1);
 
