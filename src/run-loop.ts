@@ -124,6 +124,10 @@ export class RunLoop {
     if (carried?.settle !== undefined) ops.push(carried.settle);
     if (plan !== undefined) ops.push(...claimOperations(this.#config, plan));
     const beside = ops.length === 0 ? undefined : this.#sendBeside(ops);
+    // ioredis writes a pipeline to its socket at once; fetch (REST) needs the event loop to
+    // get the request out, and handlers that never yield to it would hold it back until the
+    // round is over — no overlap at all.
+    if (beside !== undefined && this.#port.transport !== 'tcp') await yieldToEventLoop();
 
     const decided = await decideRound(this.#deps, claim.entries, this.#deadline, this.#held, this.#stopping);
     this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
@@ -310,6 +314,12 @@ export class RunLoop {
     this.#total = addRound(this.#total, report);
     this.#options.onRound?.(report);
   }
+}
+
+/** One turn of the event loop (setImmediate where the runtime has it: Workers may not). */
+function yieldToEventLoop(): Promise<void> {
+  const later: (callback: () => void) => unknown = globalThis.setImmediate ?? ((callback) => setTimeout(callback, 0));
+  return new Promise((resolve) => later(resolve));
 }
 
 /**
