@@ -22,7 +22,7 @@ export interface ClaimResult {
   readonly nextCursor: string | undefined;
   /** Fresh entries asked for; a fresh read that returns fewer came back short. */
   readonly freshRequested: number;
-  /** Bytes of field names and values across all entries (the reply's payload, roughly). */
+  /** Bytes of ids, field names and values across all entries (the reply's payload, roughly; estimated from a sample). */
   readonly bytes: number;
 }
 
@@ -88,13 +88,25 @@ export async function claimEntries(port: RedisPort, config: ConsumerConfig, plan
   return claimResultOf(plan, await runOperations(port, claimOperations(config, plan)));
 }
 
+/** Entries whose sizes are summed to estimate a batch's bytes (the byte budget needs a mean, not an exact sum). */
+const SIZE_SAMPLE = 16;
+
+/**
+ * Bytes of the entries, estimated from at most SIZE_SAMPLE of them spread over the batch:
+ * summing every field of every entry showed up at ~3 % of the loop's CPU on small entries.
+ */
 function entryBytes(entries: readonly StreamEntry[]): number {
+  if (entries.length === 0) return 0;
+  const stride = Math.ceil(entries.length / SIZE_SAMPLE);
+  let sampled = 0;
   let bytes = 0;
-  for (const entry of entries) {
+  for (let i = 0; i < entries.length; i += stride) {
+    const entry = entries[i]!;
     bytes += entry.id.length;
     for (const [name, value] of entry.fields) bytes += name.length + value.byteLength;
+    sampled += 1;
   }
-  return bytes;
+  return Math.round((bytes / sampled) * entries.length);
 }
 
 /** XREADGROUP replies `[[stream, entries]]` for the one stream it was asked about. */
