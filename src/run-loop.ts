@@ -33,17 +33,21 @@ import type { RedisPort, RedisReply } from './redis/port';
 import { asInteger } from './redis/reply';
 import { runOperations, runOperationsSettled, throwIfError, type Operation, type ScriptCall } from './redis/script';
 import { releaseCall } from './release';
-import { addRound, EMPTY_RUN, type RunReport } from './report';
+import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
 import { decideRound, releasable, roundReport, type DecidedRound, type RoundDeps } from './round';
 import { RoundSizer } from './round-size';
 import type { RunOptions } from './run';
 import { NOTHING_SETTLED, settleCall, settleResultOf, type SettleResult } from './settle';
 import { sleep } from './wait';
 
-/** A round handled and decided whose settle has not been answered yet. */
+/**
+ * A round handled and decided whose settle has not been answered yet. It keeps counts and
+ * the settle call (ids), never the entries: a round carried beside the next one would
+ * otherwise keep two batches of entries alive, and promote them to the old generation.
+ */
 interface Unsettled {
-  readonly claim: ClaimResult;
-  readonly decided: DecidedRound;
+  /** The round's report as far as its claim and verdicts tell; settle counts, round trips and duration come at emit. */
+  readonly tally: RoundReport;
   readonly settle: ScriptCall | undefined;
   readonly startedAt: number;
 }
@@ -131,14 +135,14 @@ export class RunLoop {
 
     const decided = await decideRound(this.#deps, claim.entries, this.#deadline, this.#held, this.#stopping);
     this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
-    const current: Unsettled = { claim, decided, settle: settleCall(this.#config, decided.decisions), startedAt };
-    const ahead = await this.#land(beside, carried, plan, current);
+    const current: Unsettled = { tally: tallyOf(decided, claim), settle: settleCall(this.#config, decided.decisions), startedAt };
+    const ahead = await this.#land(beside, carried, plan, current, decided);
 
-    if (this.#drained(claim) || this.#stopping()) return this.#finish(current, ahead);
+    if (this.#drained(claim) || this.#stopping()) return this.#finish(current, decided, ahead);
     if (ahead !== undefined) return { claim: ahead, carried: current };
     // Nothing was claimed beside this round: settle it and claim the next in one round trip.
     const next = this.#plan(0);
-    if (next === undefined) return this.#finish(current, undefined);
+    if (next === undefined) return this.#finish(current, decided, undefined);
     const [settled, nextClaim] = await this.#exchange(() =>
       settleAndClaim(this.#port, this.#config, current.settle, next, (entries) => this.#unheld(entries)),
     );
@@ -175,13 +179,19 @@ export class RunLoop {
    * claim made ahead. On any failure the run stops: it settles the round just handled and
    * releases what it never started (best effort), then throws the failure.
    */
-  async #land(beside: Promise<Beside> | undefined, carried: Unsettled | undefined, plan: ClaimPlan | undefined, current: Unsettled): Promise<ClaimResult | undefined> {
+  async #land(
+    beside: Promise<Beside> | undefined,
+    carried: Unsettled | undefined,
+    plan: ClaimPlan | undefined,
+    current: Unsettled,
+    decided: DecidedRound,
+  ): Promise<ClaimResult | undefined> {
     if (beside === undefined) {
       if (carried !== undefined) this.#emit(carried, NOTHING_SETTLED);
       return undefined;
     }
     const outcome = await beside;
-    if ('error' in outcome) return this.#fail(current, [], outcome.error);
+    if ('error' in outcome) return this.#fail(current, decided, [], outcome.error);
     const settleSlots = carried?.settle === undefined ? 0 : 1;
     const settleReply = settleSlots === 0 ? undefined : outcome.replies[0];
     let ahead: ClaimResult | undefined;
@@ -193,19 +203,21 @@ export class RunLoop {
         claimError = error;
       }
     }
-    if (settleReply instanceof RedisCommandError) return this.#fail(current, ahead?.entries ?? [], settleReply);
+    if (settleReply instanceof RedisCommandError) return this.#fail(current, decided, ahead?.entries ?? [], settleReply);
     if (carried !== undefined) this.#emit(carried, settleResultOf(settleReply));
-    if (claimError !== undefined) return this.#fail(current, [], claimError);
+    if (claimError !== undefined) return this.#fail(current, decided, [], claimError);
     return plan !== undefined && ahead !== undefined ? this.#claimed(plan, ahead) : undefined;
   }
 
   /** Nothing claimed: settle what is carried, then wait for entries (blocking read on TCP, a timer on REST). */
   async #idle(claim: ClaimResult, carried: Unsettled | undefined): Promise<Step> {
-    const empty: Unsettled = { claim, decided: NOTHING_DECIDED, settle: undefined, startedAt: this.#deps.now() };
+    const empty: Unsettled = { tally: tallyOf(NOTHING_DECIDED, claim), settle: undefined, startedAt: this.#deps.now() };
     const waitMs = Math.min(this.#config.blockMs, this.#settleBy - this.#deps.now());
     const plan = waitMs > 0 ? this.#plan(0) : undefined;
     if (plan === undefined) {
-      if (carried !== undefined) await this.#finish(carried, undefined);
+      // A carried round has nothing to release: it was not stopping when it was decided, so
+      // every entry it did not start is held behind its ordering key.
+      if (carried !== undefined) await this.#finish(carried, undefined, undefined);
       this.#emit(empty, NOTHING_SETTLED);
       return DONE;
     }
@@ -270,8 +282,8 @@ export class RunLoop {
   }
 
   /** The run stops: settle the last round and give back, in one round trip, what no handler saw. */
-  async #finish(current: Unsettled, ahead: ClaimResult | undefined): Promise<Step> {
-    const release = releaseCall(this.#config, this.#unstarted(current, ahead));
+  async #finish(current: Unsettled, decided: DecidedRound | undefined, ahead: ClaimResult | undefined): Promise<Step> {
+    const release = releaseCall(this.#config, this.#unstarted(decided, ahead));
     const ops = [current.settle, release].filter((op): op is ScriptCall => op !== undefined);
     const replies = ops.length === 0 ? [] : await this.#exchange(() => runOperations(this.#port, ops));
     const settled = current.settle === undefined ? NOTHING_SETTLED : settleResultOf(replies[0]);
@@ -281,16 +293,16 @@ export class RunLoop {
   }
 
   /** A failed exchange stops the run: what can still be settled and released is (best effort), then the failure is thrown. */
-  async #fail(current: Unsettled, aheadEntries: readonly StreamEntry[], error: unknown): Promise<never> {
-    const release = releaseCall(this.#config, [...releasable(this.#deps, current.decided, this.#held), ...this.#unheld(aheadEntries)]);
+  async #fail(current: Unsettled, decided: DecidedRound, aheadEntries: readonly StreamEntry[], error: unknown): Promise<never> {
+    const release = releaseCall(this.#config, [...releasable(this.#deps, decided, this.#held), ...this.#unheld(aheadEntries)]);
     const ops = [current.settle, release].filter((op): op is ScriptCall => op !== undefined);
     if (ops.length > 0) await runOperations(this.#port, ops).catch(() => {});
     throw error;
   }
 
   /** Entries claimed and never handed to a handler that the run may give back (not behind a held key). */
-  #unstarted(current: Unsettled, ahead: ClaimResult | undefined): StreamEntry[] {
-    const unstarted = releasable(this.#deps, current.decided, this.#held);
+  #unstarted(decided: DecidedRound | undefined, ahead: ClaimResult | undefined): StreamEntry[] {
+    const unstarted = decided === undefined ? [] : releasable(this.#deps, decided, this.#held);
     return ahead === undefined ? unstarted : [...unstarted, ...this.#unheld(ahead.entries)];
   }
 
@@ -304,16 +316,29 @@ export class RunLoop {
   }
 
   #emit(round: Unsettled, settled: SettleResult, released = 0, ahead?: ClaimResult): void {
-    // A batch claimed ahead and released unstarted still counts for what XAUTOCLAIM did to the PEL.
-    const claim = ahead === undefined ? round.claim : { reclaimed: round.claim.reclaimed + ahead.reclaimed, deletedIds: [...round.claim.deletedIds, ...ahead.deletedIds] };
-    const report = {
-      ...roundReport(round.decided, settled, claim, this.#port.roundTrips - this.#reportedRoundTrips, this.#deps.now() - round.startedAt, released),
-      stoppedForDeadline: round.decided.stoppedForDeadline && !this.#aborted(),
+    const { tally } = round;
+    const report: RoundReport = {
+      ...tally,
+      acked: settled.acked,
+      deadLettered: settled.deadLetterRecords,
+      markerHits: settled.markerHits,
+      released,
+      // A batch claimed ahead and released unstarted still counts for what XAUTOCLAIM did to the PEL.
+      reclaimed: tally.reclaimed + (ahead?.reclaimed ?? 0),
+      deletedPending: tally.deletedPending + (ahead?.deletedIds.length ?? 0),
+      roundTrips: this.#port.roundTrips - this.#reportedRoundTrips,
+      durationMs: this.#deps.now() - round.startedAt,
+      stoppedForDeadline: tally.stoppedForDeadline && !this.#aborted(),
     };
     this.#reportedRoundTrips = this.#port.roundTrips;
     this.#total = addRound(this.#total, report);
     this.#options.onRound?.(report);
   }
+}
+
+/** What a round's report says before its settle is answered. */
+function tallyOf(decided: DecidedRound, claim: ClaimResult): RoundReport {
+  return roundReport(decided, NOTHING_SETTLED, claim, 0, 0);
 }
 
 /** One turn of the event loop (setImmediate where the runtime has it: Workers may not). */
