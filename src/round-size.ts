@@ -10,11 +10,13 @@
  * budget bounds what the process holds, not one reply. The first claim has nothing beside
  * it and gets the whole budget. Until an entry was seen, the entry size is what the caller
  * passes in (learned earlier in this process, or probed: see entry-size.ts), else
- * ASSUMED_ENTRY_BYTES; until a round was handled, time does not limit and no claim is sent
- * beside a round (nothing says yet how long one takes).
+ * ASSUMED_ENTRY_BYTES; until a round was handled (in this run or, as the caller passes in,
+ * the previous one of the process), time does not limit and no claim is sent beside a round
+ * (nothing says yet how long one takes).
  */
 import type { ClaimPlan } from './claim';
 import type { ConsumerConfig } from './config';
+import type { Observed } from './entry-size';
 
 /**
  * Entry size assumed before any entry of the stream was seen or probed: at the default
@@ -43,14 +45,15 @@ export class RoundSizer {
 
   constructor(
     private readonly config: ConsumerConfig,
-    knownEntryBytes?: number,
+    known: Observed = {},
   ) {
-    this.#entryBytes = knownEntryBytes;
+    this.#entryBytes = known.entryBytes;
+    this.#perEntryMs = known.perEntryMs;
   }
 
-  /** The entry size the byte budget works with now (undefined until one was seen or given). */
-  get entryBytes(): number | undefined {
-    return this.#entryBytes;
+  /** What this sizer knows now, for the next run of the process. */
+  observed(): Observed {
+    return { entryBytes: this.#entryBytes, perEntryMs: this.#perEntryMs };
   }
 
   /** True when the assumed entry size, not the batch, would cap the first claim: worth a probe. */
@@ -64,7 +67,7 @@ export class RoundSizer {
     return Math.max(1, Math.floor(perReply / (this.#entryBytes ?? ASSUMED_ENTRY_BYTES)));
   }
 
-  /** True once a round was handled: the time a round takes is known, a claim may go out beside one. */
+  /** True once a round was handled (here or in a previous run): the time a round takes is known, a claim may go out beside one. */
   mayClaimAhead(): boolean {
     return this.#perEntryMs !== undefined;
   }

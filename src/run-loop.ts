@@ -5,8 +5,9 @@
  *
  * The rules that keep this safe:
  * (a) a claim asks only for what the time left covers once the round in hand is handled
- *     (RoundSizer, `ahead`), and none goes out beside a round before the run has handled
- *     one (until then nothing says how long a round takes);
+ *     (RoundSizer, `ahead`), and none goes out beside a round before a round was handled
+ *     (in this run, or the previous one of the process on this stream and group: until
+ *     then nothing says how long a round takes);
  * (b) when the run stops (deadline, abort signal, drained, a failed exchange) its final
  *     round trip releases every entry it claimed but never handed to a handler: the
  *     unstarted entries of the last round and the whole batch claimed beside it;
@@ -24,7 +25,7 @@
 import { claimEntries, claimOperations, claimResultOf, type ClaimPlan, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
 import type { StreamEntry } from './entry';
-import { probeCommand, probedEntryBytes, rememberedEntryBytes, rememberEntryBytes } from './entry-size';
+import { probeCommand, probedEntryBytes, remember, remembered } from './entry-size';
 import { RedisCommandError } from './ground/errors';
 import { ReclaimCadence } from './reclaim-cadence';
 import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
@@ -96,7 +97,7 @@ export class RunLoop {
     this.#settleBy = deadline - deps.config.settleReserveMs;
     // Every exchange ends by deadline + overrun, whatever Redis does (issue 12 item 8).
     this.#port = meterPort(boundByDeadline(deps.port, deadline + DEADLINE_OVERRUN_MS, deps.now));
-    this.#sizer = new RoundSizer(deps.config, rememberedEntryBytes(deps.config.keys.stream));
+    this.#sizer = new RoundSizer(deps.config, remembered(deps.config.keys.stream, deps.config.group));
     this.#cadence = new ReclaimCadence(deps.config.reclaimEveryRounds);
   }
 
@@ -107,7 +108,7 @@ export class RunLoop {
       const idle = this.#options.mode === 'continuous' && claim.entries.length === 0;
       step = idle ? await this.#idle(claim, carried) : await this.#round(claim, carried);
     }
-    rememberEntryBytes(this.#config.keys.stream, this.#sizer.entryBytes);
+    remember(this.#config.keys.stream, this.#config.group, this.#sizer.observed());
     const now = this.#deps.now();
     return {
       ...this.#total,

@@ -174,6 +174,35 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     expect(probes).toBe(1);
   });
 
+  it("claims ahead from a run's first round when an earlier run of the process learned the handling time", async () => {
+    await appendPayloads(30);
+    const pendingAtFirstHandler: number[] = [];
+    let first = true;
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 10 }),
+      process: recordingProcessor([], async () => {
+        if (first) {
+          first = false;
+          // The claim sent beside this round reaches Redis while this handler runs.
+          let pending = 0;
+          for (let i = 0; i < 50 && pending <= 10; i += 1) {
+            pending = (await pendingRows(admin, stream, 'g')).length;
+            if (pending <= 10) await sleepMs(5);
+          }
+          pendingAtFirstHandler.push(pending);
+        }
+        return 'committed' as const;
+      }),
+    });
+    await poller.run({ mode: 'drain' });
+    await appendPayloads(30, 'q');
+    first = true;
+    await poller.run({ mode: 'drain' });
+    // First run: nothing known, round 1 is handled alone. Second run: batch 2 is claimed beside it.
+    expect(pendingAtFirstHandler).toEqual([10, 20]);
+  });
+
   it('probes nothing when the batch fits the budget at the assumed entry size', async () => {
     await appendPayloads(30);
     const metered = meterPort(port);

@@ -13,7 +13,7 @@ const config = (batch: number, maxRoundBytes = 4 * 1024 * 1024) =>
 
 describe('RoundSizer', () => {
   it('gives the first claim the whole budget and every later one half', () => {
-    const sizer = new RoundSizer(config(10_000), 1_000);
+    const sizer = new RoundSizer(config(10_000), { entryBytes: 1_000 });
     expect(sizer.byteCap()).toBe(Math.floor((4 * 1024 * 1024) / 1_000));
     sizer.observeEntries(10, 10_000);
     expect(sizer.byteCap()).toBe(Math.floor((2 * 1024 * 1024) / 1_000));
@@ -24,15 +24,17 @@ describe('RoundSizer', () => {
     expect(new RoundSizer(config(500)).assumptionLimits()).toBe(true);
     expect(new RoundSizer(config(500)).byteCap()).toBe((4 * 1024 * 1024) / ASSUMED_ENTRY_BYTES);
     // A size remembered from an earlier run, or probed, replaces the assumption.
-    expect(new RoundSizer(config(500), 300).assumptionLimits()).toBe(false);
+    expect(new RoundSizer(config(500), { entryBytes: 300 }).assumptionLimits()).toBe(false);
     const probed = new RoundSizer(config(500));
     probed.assumeEntryBytes(300);
     expect(probed.plan(10_000, true)).toEqual({ fresh: 500, reclaim: 500 });
   });
 
   it('claims ahead only once a round was handled, and only what the time after the batch in hand covers', () => {
-    const sizer = new RoundSizer(config(100), 300);
+    const sizer = new RoundSizer(config(100), { entryBytes: 300 });
     expect(sizer.mayClaimAhead()).toBe(false);
+    // What the previous run of the process learned counts as a handled round.
+    expect(new RoundSizer(config(100), { entryBytes: 300, perEntryMs: 0.02 }).mayClaimAhead()).toBe(true);
     sizer.observeEntries(100, 30_000);
     sizer.observeHandling(100, 100); // 1 ms per entry
     sizer.observeExchange(2);
