@@ -16,7 +16,7 @@
  */
 import type { ClaimPlan } from './claim';
 import type { ConsumerConfig } from './config';
-import type { Observed } from './entry-size';
+import type { Observed } from './run-memory';
 
 /**
  * Entry size assumed before any entry of the stream was seen or probed: at the default

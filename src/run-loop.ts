@@ -25,7 +25,8 @@
 import { claimEntries, claimOperations, claimResultOf, type ClaimPlan, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
 import type { StreamEntry } from './entry';
-import { probeCommand, probedEntryBytes, remember, remembered } from './entry-size';
+import { probeCommand, probedEntryBytes } from './entry-size';
+import { remember, remembered } from './run-memory';
 import { RedisCommandError } from './ground/errors';
 import { ReclaimCadence } from './reclaim-cadence';
 import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
