@@ -13,6 +13,7 @@ import { createPoller } from '../../src/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import type { RoundReport } from '../../src/report';
+import { Rejection } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
@@ -95,6 +96,31 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
       // p8, p9 of the round being handled, and p10-p14, the batch claimed beside it.
       expect(unseenPending.map((r) => r.id)).toEqual(ids.slice(8, 15));
     }
+  });
+
+  it('releases the batch claimed ahead when the settle beside it fails, and still settles the round just handled', async () => {
+    const ids = await appendPayloads(20);
+    // The DLT key holds a string: the settle of a round with a dead-letter fails (WRONGTYPE).
+    await admin.set(`${stream}:dlt`, 'not a stream');
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 5, minIdleMs: MIN_IDLE }),
+      process: recordingProcessor([], (payload) => {
+        if (payload === 'p6') throw new Rejection('bad_input');
+        return 'committed';
+      }),
+    });
+    // Round 1 (p0-p4) settles alone; round 2 (p5-p9) is handled beside the claim of p10-p14;
+    // round 3 (p10-p14) beside round 2's settle, which fails, and the claim of p15-p19.
+    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/settle/);
+    const rows = await pendingRows(admin, stream, 'g');
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // Round 2's settle acked before it failed at the dead-letter (p6 stays pending); round 3
+    // was settled after the failure.
+    expect(rows.map((row) => row.id).filter((id) => ids.indexOf(id) < 15)).toEqual([ids[6]]);
+    // The batch claimed beside round 3 was never started: released.
+    for (const id of ids.slice(15)) expect(byId.get(id)).toMatchObject({ deliveries: 0 });
+    for (const id of ids.slice(15)) expect(byId.get(id)!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
   });
 
   it('holds an ordering key across rounds: a retained entry blocks its successors in the next round', async () => {
