@@ -142,6 +142,7 @@ export class RunLoop {
 
     if (this.#drained(claim) || this.#stopping()) return this.#finish(current, decided, ahead);
     if (ahead !== undefined) return { claim: ahead, carried: current };
+    if (this.#waitsInRead() && isShort(claim)) return this.#idle(undefined, current);
     // Nothing was claimed beside this round: settle it and claim the next in one round trip.
     const next = this.#plan(0);
     if (next === undefined) return this.#finish(current, decided, undefined);
@@ -152,9 +153,15 @@ export class RunLoop {
     return { claim: this.#claimed(next, nextClaim), carried: undefined };
   }
 
-  /** The claim to send beside handling `claim`, if one may go (rule (a)). */
+  /**
+   * The claim to send beside handling `claim`, if one may go (rule (a)). A continuous run
+   * that waits in its read claims ahead only after a full batch: after a short one nothing
+   * more is likely waiting, and the next exchange — settle, reclaim and a blocking read —
+   * both finds what came meanwhile at once and waits for more, in one round trip per round.
+   */
   #aheadPlan(claim: ClaimResult): ClaimPlan | undefined {
     if (!this.#sizer.mayClaimAhead() || this.#drained(claim)) return undefined;
+    if (this.#waitsInRead() && isShort(claim)) return undefined;
     return this.#plan(claim.entries.length);
   }
 
@@ -212,48 +219,55 @@ export class RunLoop {
   }
 
   /** Nothing claimed: settle what is carried, then wait for entries (blocking read on TCP, a timer on REST). */
-  async #idle(claim: ClaimResult, carried: Unsettled | undefined): Promise<Step> {
-    const empty: Unsettled = { tally: tallyOf(NOTHING_DECIDED, claim), settle: undefined, startedAt: this.#deps.now() };
+  async #idle(claim: ClaimResult | undefined, carried: Unsettled | undefined): Promise<Step> {
+    const empty: Unsettled | undefined = claim && { tally: tallyOf(NOTHING_DECIDED, claim), settle: undefined, startedAt: this.#deps.now() };
     const waitMs = Math.min(this.#config.blockMs, this.#settleBy - this.#deps.now());
     const plan = waitMs > 0 ? this.#plan(0) : undefined;
     if (plan === undefined) {
       // A carried round has nothing to release: it was not stopping when it was decided, so
       // every entry it did not start is held behind its ordering key.
       if (carried !== undefined) await this.#finish(carried, undefined, undefined);
-      this.#emit(empty, NOTHING_SETTLED);
+      if (empty !== undefined) this.#emit(empty, NOTHING_SETTLED);
       return DONE;
     }
-    const strategy = this.#config.wait ?? (this.#port.transport === 'tcp' ? 'block' : 'sleep');
-    if (strategy === 'block' && this.#port.transport === 'tcp') return this.#waitInRead(empty, carried, { fresh: plan.fresh, reclaim: 0, blockMs: waitMs });
+    if (this.#waitsInRead()) return this.#waitInRead(empty, carried, { ...plan, blockMs: waitMs });
     if (carried !== undefined) {
       const replies = carried.settle === undefined ? [] : await this.#exchange(() => runOperations(this.#port, [carried.settle!]));
       this.#emit(carried, settleResultOf(replies[0]));
     }
-    this.#emit(empty, NOTHING_SETTLED);
+    if (empty !== undefined) this.#emit(empty, NOTHING_SETTLED);
     await sleep(waitMs, this.#options.signal);
     return { claim: await this.#claimNow(), carried: undefined };
   }
 
+  /** Continuous mode over TCP waits inside its fresh read (config `wait`, default `block`). */
+  #waitsInRead(): boolean {
+    const strategy = this.#config.wait ?? (this.#port.transport === 'tcp' ? 'block' : 'sleep');
+    return this.#options.mode === 'continuous' && strategy === 'block' && this.#port.transport === 'tcp';
+  }
+
   /**
-   * One round trip: the carried settle, then a fresh read that blocks until an entry is
-   * appended (it comes back in this reply) or the wait is over (then a regular claim, with
-   * XAUTOCLAIM, follows).
+   * One round trip: the carried settle, the reclaim when the cadence asks for it, and a
+   * fresh read that blocks until an entry is appended (it comes back in this reply) or the
+   * wait is over. Entries reclaimed here wait for the reply too — at most blockMs, on
+   * entries that sat idle for minIdle already.
    */
-  async #waitInRead(empty: Unsettled, carried: Unsettled | undefined, wait: ClaimPlan): Promise<Step> {
+  async #waitInRead(empty: Unsettled | undefined, carried: Unsettled | undefined, wait: ClaimPlan): Promise<Step> {
     const settle = carried?.settle;
+    const settleSlots = settle === undefined ? 0 : 1;
     const replies = await runOperationsSettled(this.#port, [...(settle === undefined ? [] : [settle]), ...claimOperations(this.#config, wait)]);
-    const readReply = replies[replies.length - 1]!;
-    const woken = readReply instanceof RedisCommandError ? undefined : claimResultOf(wait, [readReply]);
+    const claimReplies = replies.slice(settleSlots);
+    const readError = claimReplies.find((reply) => reply instanceof RedisCommandError);
+    const woken = readError === undefined ? claimResultOf(wait, claimReplies as RedisReply[]) : undefined;
     if (settle !== undefined && replies[0] instanceof RedisCommandError) {
       await releaseQuietly(this.#port, this.#config, this.#unheld(woken?.entries ?? []));
       throw replies[0];
     }
     if (carried !== undefined) this.#emit(carried, settleResultOf(settle === undefined ? undefined : throwIfError(replies[0]!)));
-    this.#emit(empty, NOTHING_SETTLED);
-    if (woken === undefined) throw readReply;
-    this.#claimed(wait, woken);
-    if (woken.entries.length > 0) return { claim: woken, carried: undefined };
-    return { claim: await this.#claimNow(), carried: undefined };
+    if (empty !== undefined) this.#emit(empty, NOTHING_SETTLED);
+    if (woken === undefined) throw readError;
+    // Nothing came: the loop waits again (the next wait reclaims, its fresh read came back short).
+    return { claim: this.#claimed(wait, woken), carried: undefined };
   }
 
   async #firstClaim(): Promise<ClaimResult | undefined> {
@@ -336,6 +350,11 @@ export class RunLoop {
     this.#total = addRound(this.#total, report);
     this.#options.onRound?.(report);
   }
+}
+
+/** A fresh read that returned fewer entries than it asked for: the stream had no more for this group. */
+function isShort(claim: ClaimResult): boolean {
+  return claim.entries.length - claim.reclaimed < claim.freshRequested;
 }
 
 /** What a round's report says before its settle is answered. */

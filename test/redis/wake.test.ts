@@ -67,6 +67,32 @@ describe('waiting for entries (ioredis)', () => {
     expect(roundTripsAtHandling).toBe(waiting);
   });
 
+  it('costs one round trip per entry at a low rate: settle, reclaim and the next wait go together', async () => {
+    const metered = meterPort(port);
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const poller = createPoller({
+      port: metered,
+      config: fastConfig(stream, { blockMs: 5_000 }),
+      process: recordingProcessor(seen, (payload) => {
+        if (payload === 'p4') stop.abort();
+        return 'committed';
+      }),
+    });
+    const running = poller.run({ mode: 'continuous', signal: stop.signal });
+    await sleepMs(150); // the run found nothing and waits
+    const waiting = metered.roundTrips;
+    for (let i = 0; i < 5; i += 1) {
+      await append(admin, stream, { event_id: `e${i}`, payload: `p${i}` });
+      while (seen.length <= i) await sleepMs(2);
+    }
+    const report = await running;
+    expect(report.acked).toBe(5);
+    // The wait in flight brings p0; each later entry comes in the exchange that settled the
+    // one before it; the final settle ends the run. (A claim ahead per entry would double it.)
+    expect(metered.roundTrips - waiting).toBe(5);
+  });
+
   it('still wakes for an entry meant for it after skipping a foreign burst', async () => {
     const seen: string[] = [];
     const stop = new AbortController();
