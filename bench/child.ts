@@ -3,14 +3,9 @@
  * `RESULT <json>` as its last line. Invoked by bench/run.ts.
  */
 import { createInterface } from 'node:readline';
-import { runBullmq, type BullParams } from './scenarios/bullmq';
-import { runHttp, type HttpParams } from './scenarios/http';
-import { runRest } from './scenarios/rest';
-import { runLatency, type LatencyParams } from './scenarios/latency';
-import { runPerMessage } from './scenarios/per-message';
-import { runProduct } from './scenarios/product';
-import { runRaw } from './scenarios/raw';
-import { runRawVerify } from './scenarios/raw-verify';
+import type { BullParams } from './scenarios/bullmq';
+import type { HttpParams } from './scenarios/http';
+import type { LatencyParams } from './scenarios/latency';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 
 type Job = (
@@ -46,24 +41,29 @@ async function main(job: Job): Promise<ScenarioResult> {
   return run(job);
 }
 
+/**
+ * Each scenario's module is loaded only when it runs: peak RSS is part of what is measured,
+ * and a child that loaded every contender (BullMQ, the HTTP app, the REST server) would carry
+ * all of them in every figure — ~70 MiB before the first entry.
+ */
 async function run(job: Job): Promise<ScenarioResult> {
   switch (job.scenario) {
     case 'product':
-      return runProduct(job.params);
+      return (await import('./scenarios/product')).runProduct(job.params);
     case 'per-message':
-      return runPerMessage(job.params);
+      return (await import('./scenarios/per-message')).runPerMessage(job.params);
     case 'raw':
-      return runRaw(job.params);
+      return (await import('./scenarios/raw')).runRaw(job.params);
     case 'raw-verify':
-      return runRawVerify(job.params);
+      return (await import('./scenarios/raw-verify')).runRawVerify(job.params);
     case 'bullmq':
-      return runBullmq(job.params);
+      return (await import('./scenarios/bullmq')).runBullmq(job.params);
     case 'latency':
-      return runLatency(job.params);
+      return (await import('./scenarios/latency')).runLatency(job.params);
     case 'rest':
-      return runRest(job.params);
+      return (await import('./scenarios/rest')).runRest(job.params);
     case 'http':
-      return runHttp(job.params);
+      return (await import('./scenarios/http')).runHttp(job.params);
   }
 }
 

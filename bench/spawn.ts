@@ -19,7 +19,12 @@ export async function bundleChild(benchDir: string): Promise<{ file: string; cle
   const file = join(dir, 'child.mjs');
   await build({
     entryPoints: [join(benchDir, 'child.ts')],
-    outfile: file,
+    outdir: dir,
+    outExtension: { '.js': '.mjs' },
+    // One chunk per scenario: a scenario's packages (BullMQ, Hono, ...) load only in the
+    // child that runs it (see child.ts). Without splitting, esbuild hoists every external
+    // import to the top of the one file.
+    splitting: true,
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -53,14 +53,21 @@ export const consumerConfigSchema = z.strictObject({
   /** Handlers running at once within a round; 1 handles entries strictly in order. */
   concurrency: z.int().min(1).max(1_024).default(1),
   /**
-   * How continuous mode waits between empty rounds: `block` = bounded XREAD BLOCK (TCP
-   * only), `sleep` = plain timer. Default: block on TCP, sleep on REST.
+   * How continuous mode waits between empty rounds: `block` = a fresh read that blocks
+   * (`XREADGROUP … BLOCK`, TCP only: an entry appended meanwhile comes back in the reply
+   * that wakes the run), `sleep` = plain timer. Default: block on TCP, sleep on REST.
    */
   wait: z.enum(['block', 'sleep']).optional(),
   /** Reclaim cadence (SPEC §5.1): XAUTOCLAIM runs at least every this many rounds while fresh entries fill them. */
   reclaimEveryRounds: z.int().min(1).max(1_000).default(10),
-  /** Byte budget of one claim reply (SPEC §5.1): claim counts follow the observed entry size. */
-  maxRoundBytes: z.int().min(65_536).max(536_870_912).default(8 * 1024 * 1024),
+  /**
+   * Byte budget of the claim replies a run holds at once (SPEC §5.1): the batch being handled
+   * and the one claimed beside it get half each (a run's first claim, alone, the whole);
+   * claim counts follow the observed entry size. 4 MiB: peak RSS on 64 KiB entries grows
+   * ~3 MiB per MiB of budget (replies, their parsed copies, garbage awaiting GC), and claims
+   * of 2 MiB cost no more CPU per entry than claims of 4 MiB.
+   */
+  maxRoundBytes: z.int().min(65_536).max(536_870_912).default(4 * 1024 * 1024),
   /** Where a newly created group starts: `0-0` replays history, `$` starts from now. */
   startFrom: z.enum(['0-0', '$']).default('0-0'),
 });

@@ -13,6 +13,7 @@ import { createPoller } from '../../src/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import type { RoundReport } from '../../src/report';
+import { Rejection } from '../../src/verdict';
 import { clientKinds } from '../support/clients';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
@@ -49,10 +50,13 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     const poller = createPoller({ port: metered, config: fastConfig(stream, { batch: 10 }), process: recordingProcessor([]) });
     const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
     expect(report.acked).toBe(50);
-    // The first round also pays for the run's first claim; rounds 2-5 settle and claim at once.
+    // Round 1 pays for the run's first claim and, with no handling time known yet, settles
+    // and claims after it; from round 2 on the next claim goes out beside the handling (round
+    // 2's has nothing to settle yet), and each later round trip settles one round and claims
+    // the one after the next.
     expect(rounds.slice(0, 5).map((r) => [r.handled, r.roundTrips])).toEqual([
       [10, 2],
-      [10, 1],
+      [10, 2],
       [10, 1],
       [10, 1],
       [10, 1],
@@ -87,7 +91,36 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     }
     const unseenPending = rows.filter((r) => !seen.includes(`p${ids.indexOf(r.id)}`));
     expect(report.released).toBe(unseenPending.length);
-    if (how === 'abort') expect(seen).toEqual(ids.slice(0, 8).map((_, i) => `p${i}`));
+    if (how === 'abort') {
+      expect(seen).toEqual(ids.slice(0, 8).map((_, i) => `p${i}`));
+      // p8, p9 of the round being handled, and p10-p14, the batch claimed beside it.
+      expect(unseenPending.map((r) => r.id)).toEqual(ids.slice(8, 15));
+    }
+  });
+
+  it('releases the batch claimed ahead when the settle beside it fails, and still settles the round just handled', async () => {
+    const ids = await appendPayloads(20);
+    // The DLT key holds a string: the settle of a round with a dead-letter fails (WRONGTYPE).
+    await admin.set(`${stream}:dlt`, 'not a stream');
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 5, minIdleMs: MIN_IDLE }),
+      process: recordingProcessor([], (payload) => {
+        if (payload === 'p6') throw new Rejection('bad_input');
+        return 'committed';
+      }),
+    });
+    // Round 1 (p0-p4) settles alone; round 2 (p5-p9) is handled beside the claim of p10-p14;
+    // round 3 (p10-p14) beside round 2's settle, which fails, and the claim of p15-p19.
+    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/settle/);
+    const rows = await pendingRows(admin, stream, 'g');
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // Round 2's settle acked before it failed at the dead-letter (p6 stays pending); round 3
+    // was settled after the failure.
+    expect(rows.map((row) => row.id).filter((id) => ids.indexOf(id) < 15)).toEqual([ids[6]]);
+    // The batch claimed beside round 3 was never started: released.
+    for (const id of ids.slice(15)) expect(byId.get(id)).toMatchObject({ deliveries: 0 });
+    for (const id of ids.slice(15)) expect(byId.get(id)!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
   });
 
   it('holds an ordering key across rounds: a retained entry blocks its successors in the next round', async () => {
@@ -125,17 +158,132 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     expect(await pendingIds(admin, stream, 'g')).toEqual(ids.filter((_, i) => i % 3 !== 0));
   });
 
-  it('bounds claim counts by the byte budget for 64 KiB entries', async () => {
+  it('bounds claim counts by the byte budget for 64 KiB entries, two batches held at once', async () => {
     const big = 'x'.repeat(64 * 1024);
     for (let i = 0; i < 12; i += 1) await append(admin, stream, { event_id: `b${i}`, payload: big });
     const rounds: RoundReport[] = [];
-    const poller = createPoller({ port, config: fastConfig(stream, { batch: 50, maxRoundBytes: 256 * 1024 }), process: recordingProcessor([]) });
+    const poller = createPoller({ port, config: fastConfig(stream, { batch: 50, maxRoundBytes: 384 * 1024 }), process: recordingProcessor([]) });
     const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
     expect(report.acked).toBe(12);
-    // 256 KiB / (64 KiB + field names) = 3 once an entry was seen; 4 at the assumed 64 KiB before.
-    expect(rounds[0]!.handled).toBe(4);
-    expect(Math.max(...rounds.slice(1).map((r) => r.handled))).toBe(3);
+    // The first claim (nothing beside it) gets the whole budget at the probed entry size:
+    // 384 KiB / (64 KiB + field names) = 5, where the 32 KiB assumption would take 12.
+    // Every later claim shares the budget with the batch in hand: 192 KiB → 2.
+    expect(rounds[0]!.handled).toBe(5);
+    expect(Math.max(...rounds.slice(1).map((r) => r.handled))).toBe(2);
   });
+
+  it("sizes a large batch's first claim by the stream's entry size, not an assumed one", async () => {
+    await appendPayloads(300);
+    let probes = 0;
+    const spying: RedisPort = {
+      transport: port.transport,
+      cluster: port.cluster,
+      exchange(commands) {
+        probes += commands.filter((c) => c.name === 'XREVRANGE').length;
+        return port.exchange(commands);
+      },
+      close: () => port.close(),
+    };
+    const rounds: RoundReport[] = [];
+    const poller = createPoller({ port: spying, config: fastConfig(stream, { batch: 300 }), process: recordingProcessor([]) });
+    const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
+    expect(report.acked).toBe(300);
+    // 4 MiB / 32 KiB would cap it at 128; one probe of the newest entry says ~100 bytes.
+    expect(rounds[0]!.handled).toBe(300);
+    expect(probes).toBe(1);
+
+    // A later run of this process on the stream remembers the size: no second probe.
+    await appendPayloads(300, 'q');
+    const again: RoundReport[] = [];
+    await poller.run({ mode: 'drain', onRound: (r) => again.push(r) });
+    expect(again[0]!.handled).toBe(300);
+    expect(probes).toBe(1);
+  });
+
+  it("claims ahead from a run's first round when an earlier run of the process learned the handling time", async () => {
+    await appendPayloads(30);
+    const pendingAtFirstHandler: number[] = [];
+    let first = true;
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 10 }),
+      process: recordingProcessor([], async () => {
+        if (first) {
+          first = false;
+          // The claim sent beside this round reaches Redis while this handler runs.
+          let pending = 0;
+          for (let i = 0; i < 50 && pending <= 10; i += 1) {
+            pending = (await pendingRows(admin, stream, 'g')).length;
+            if (pending <= 10) await sleepMs(5);
+          }
+          pendingAtFirstHandler.push(pending);
+        }
+        return 'committed' as const;
+      }),
+    });
+    await poller.run({ mode: 'drain' });
+    await appendPayloads(30, 'q');
+    first = true;
+    await poller.run({ mode: 'drain' });
+    // First run: nothing known, round 1 is handled alone. Second run: batch 2 is claimed beside it.
+    expect(pendingAtFirstHandler).toEqual([10, 20]);
+  });
+
+  it('probes nothing when the batch fits the budget at the assumed entry size', async () => {
+    await appendPayloads(30);
+    const metered = meterPort(port);
+    const poller = createPoller({ port: metered, config: fastConfig(`${stream}`, { batch: 100 }), process: recordingProcessor([]) });
+    const report = await poller.run({ mode: 'drain' });
+    expect(report.acked).toBe(30);
+    // The claim, then settle + the claim that ends the drain.
+    expect(metered.roundTrips).toBe(2);
+  });
+
+  it.each(['fails', 'outlives its timeout'] as const)(
+    'never starts an entry claimed ahead while an earlier entry of its key %s',
+    async (how) => {
+      for (const payload of ['x0', 'x1', 'a0', 'b0', 'a1', 'b1', 'a2', 'b2']) await append(admin, stream, { event_id: payload, payload });
+      const aheadOf = (await admin.xrange(stream, '-', '+')).find(([, fields]) => fields[3] === 'a1')![0];
+      const running = new Set<string>();
+      const overlaps: string[] = [];
+      let a1ClaimedWhileA0Ran = false;
+      let releaseA0: () => void = () => {};
+      const keyOf = (payload: string) => payload.slice(0, 1);
+      const poller = createPoller({
+        port,
+        config: fastConfig(stream, { batch: 2, concurrency: 2, handlerTimeoutMs: 300, minIdleMs: MIN_IDLE }),
+        orderingKey: (entry) => keyOf(new TextDecoder().decode(entry.fields.get('payload')!)),
+        process: recordingProcessor([], async (payload) => {
+          if ([...running].some((other) => keyOf(other) === keyOf(payload))) overlaps.push(payload);
+          running.add(payload);
+          try {
+            if (payload !== 'a0') return 'committed' as const;
+            // Round 2 (a0, b0): the claim of round 3 (a1, b1) goes out beside it.
+            for (let i = 0; i < 50 && !a1ClaimedWhileA0Ran; i += 1) {
+              const rows = await pendingRows(admin, stream, 'g');
+              a1ClaimedWhileA0Ran = rows.some((r) => r.id === aheadOf && r.consumer === 'c1');
+              if (!a1ClaimedWhileA0Ran) await sleepMs(5);
+            }
+            if (how === 'fails') throw new Error('transient');
+            await new Promise<void>((resolve) => (releaseA0 = resolve)); // still running after its timeout
+            return 'committed' as const;
+          } finally {
+            running.delete(payload);
+          }
+        }),
+      });
+      const report = await poller.run({ mode: 'drain' });
+      releaseA0();
+      expect(a1ClaimedWhileA0Ran).toBe(true);
+      expect(overlaps).toEqual([]);
+      expect(report).toMatchObject({ acked: 5, retained: 3 });
+      // a0 and its successors a1, a2 stay with this consumer, unreleased: no run may overtake a0.
+      const pending = await pendingRows(admin, stream, 'g');
+      expect(pending.length).toBe(3);
+      for (const row of pending) expect(row).toMatchObject({ consumer: 'c1', deliveries: 1 });
+      for (const row of pending) expect(row.idleMs).toBeLessThan(MIN_IDLE);
+    },
+  );
 
   it('skips XAUTOCLAIM on full rounds but reclaims at least every reclaimEveryRounds', async () => {
     const [staleId] = await appendPayloads(1, 's');

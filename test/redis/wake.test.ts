@@ -1,7 +1,8 @@
 /**
- * An idle continuous run over TCP waits with XREAD BLOCK. Entries another consumer of its
- * group reads must not wake it once each (issue 12 item 13): after a wake-up whose claim
- * finds nothing, the run jumps past everything the stream holds.
+ * An idle continuous run over TCP waits inside its fresh read (XREADGROUP … BLOCK). Entries
+ * another consumer of its group reads must not wake it once each (issue 12 item 13), and an
+ * entry meant for it arrives in the reply that wakes it, with no second round trip to claim
+ * it (issue 15: publish → handler latency).
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -42,6 +43,54 @@ describe('waiting for entries (ioredis)', () => {
     // claim, wait (woken), claim, wait until the deadline, maybe one last claim: ≈ 5, was ≈ 62.
     expect(metered.roundTrips).toBeLessThanOrEqual(6);
     expect(report.roundTrips).toBe(metered.roundTrips);
+  });
+
+  it('hands an entry appended during the wait to the handler with no further round trip', async () => {
+    const metered = meterPort(port);
+    const stop = new AbortController();
+    let roundTripsAtHandling = -1;
+    const poller = createPoller({
+      port: metered,
+      config: fastConfig(stream, { blockMs: 5_000 }),
+      process: recordingProcessor([], () => {
+        roundTripsAtHandling = metered.roundTrips;
+        stop.abort();
+        return 'committed';
+      }),
+    });
+    const running = poller.run({ mode: 'continuous', signal: stop.signal });
+    await sleepMs(150); // the run found nothing and waits
+    const waiting = metered.roundTrips;
+    await append(admin, stream, { event_id: 'e1', payload: 'p1' });
+    const report = await running;
+    expect(report.acked).toBe(1);
+    expect(roundTripsAtHandling).toBe(waiting);
+  });
+
+  it('costs one round trip per entry at a low rate: settle, reclaim and the next wait go together', async () => {
+    const metered = meterPort(port);
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const poller = createPoller({
+      port: metered,
+      config: fastConfig(stream, { blockMs: 5_000 }),
+      process: recordingProcessor(seen, (payload) => {
+        if (payload === 'p4') stop.abort();
+        return 'committed';
+      }),
+    });
+    const running = poller.run({ mode: 'continuous', signal: stop.signal });
+    await sleepMs(150); // the run found nothing and waits
+    const waiting = metered.roundTrips;
+    for (let i = 0; i < 5; i += 1) {
+      await append(admin, stream, { event_id: `e${i}`, payload: `p${i}` });
+      while (seen.length <= i) await sleepMs(2);
+    }
+    const report = await running;
+    expect(report.acked).toBe(5);
+    // The wait in flight brings p0; each later entry comes in the exchange that settled the
+    // one before it; the final settle ends the run. (A claim ahead per entry would double it.)
+    expect(metered.roundTrips - waiting).toBe(5);
   });
 
   it('still wakes for an entry meant for it after skipping a foreign burst', async () => {

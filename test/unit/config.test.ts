@@ -57,7 +57,7 @@ describe('consumer config', () => {
   });
 
   it('defaults and bounds the reclaim cadence and the byte budget of a round', () => {
-    expect(parseConsumerConfig(valid)).toMatchObject({ reclaimEveryRounds: 10, maxRoundBytes: 8 * 1024 * 1024 });
+    expect(parseConsumerConfig(valid)).toMatchObject({ reclaimEveryRounds: 10, maxRoundBytes: 4 * 1024 * 1024 });
     const problems = problemsFor({ ...valid, reclaimEveryRounds: 0, maxRoundBytes: 1_000 });
     expect(problems.map((p) => p.split(':')[0])).toEqual(['reclaimEveryRounds', 'maxRoundBytes']);
   });
