@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { isValidEventId } from '../keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
-import { isValidTraceparent } from '../publish/traceparent';
+import { isValidTraceparent } from '../telemetry/traceparent';
 import type { Transport } from '../redis/port';
 import type { ProblemCode } from './problems';
 
