@@ -32,19 +32,20 @@ export const LAYERS: readonly Layer[] = [
   },
   {
     // Entries, verdicts, rounds, settle, the poller, admission (origin checks turned into
-    // verdicts), saga consumers, publish, retention, redrive, telemetry and the Lua scripts.
+    // verdicts), saga consumers, publish, retention, redrive, the backlog and readiness probes,
+    // telemetry and the Lua scripts.
     // src/postgres/ is a second store, but its relay publishes through the core's publisher,
     // so it sits here rather than beside the Redis port.
     name: 'core',
     members: ['src/'],
   },
   {
-    // What a deployment is made of: the deployment config and runtime, the Hono publish app,
-    // the dashboard (its contract reads the deployment runtime), the probes (the consumer
-    // backlog probe reads a deployment's consumer plan), and the package's entry barrels,
-    // which re-export all of the above.
+    // What a deployment is made of: the deployment config, runtime and jobs (the consumer
+    // backlog of a deployment included), the Hono publish app, the dashboard (its contract
+    // reads the deployment runtime), and the package's entry barrels, which re-export all of
+    // the above.
     name: 'http/deployment',
-    members: ['src/deployment/', 'src/http/', 'src/dashboard/', 'src/probes/', 'src/index.ts', 'src/internal.ts', 'src/node.ts'],
+    members: ['src/deployment/', 'src/http/', 'src/dashboard/', 'src/index.ts', 'src/internal.ts', 'src/node.ts'],
   },
   {
     // Platform entry points, the CLI and the local stack: they run a deployment. The CLI may

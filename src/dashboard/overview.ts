@@ -5,7 +5,7 @@
  * each, so a slow Redis costs one round trip of time, not one per consumer.
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
-import { consumerBacklog, type ConsumerBacklog } from '../probes/consumer-backlog';
+import { consumerBacklog, type ConsumerBacklog } from '../deployment/consumer-backlog';
 import { ageChart } from './chart';
 import type { RunRecord } from './history';
 import { duration, escapeHtml, table } from './html';
