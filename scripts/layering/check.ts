@@ -134,7 +134,9 @@ function cycles(edges: readonly ImportEdge[]): Violation[] {
   const betweenFolders = (component: readonly string[]) =>
     component.some((module) => !fileUnits.has(module)) || new Set(component.map(folderOf)).size > 1;
   return stronglyConnected(graph).filter(betweenFolders).map((component) => {
-    const modules = cycleThrough(component[0]!, new Set(component), graph);
+    // Start from a folder when there is one, so the cycle shown is one that crosses folders.
+    const start = component.find((module) => !fileUnits.has(module)) ?? component[0]!;
+    const modules = cycleThrough(start, new Set(component), graph);
     const edges = modules.map((module, i) => graph.get(module)!.get(modules[(i + 1) % modules.length]!)!);
     return { kind: 'cycle', modules, edges, component };
   });
