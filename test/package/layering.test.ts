@@ -69,13 +69,15 @@ describe('the layering check', () => {
     ]);
   });
 
-  it('ignores imports inside one folder, cyclic or not', () => {
+  it('ignores imports inside one module, cyclic or not, its subfolders included', () => {
     expect(checkLayering([edge('src/low/a.ts', 'src/low/b.ts'), edge('src/low/b.ts', 'src/low/a.ts')], layers)).toEqual([]);
+    expect(checkLayering([edge('src/low/registry.ts', 'src/low/parts/a.ts'), edge('src/low/parts/a.ts', 'src/low/contract.ts')], layers)).toEqual([]);
   });
 
   it('treats files directly in a top-level folder as their own modules', () => {
     expect(moduleOf('src/decide.ts')).toBe('src/decide.ts');
     expect(moduleOf('src/redis/port.ts')).toBe('src/redis');
+    expect(moduleOf('src/dashboard/sections/dlt.ts')).toBe('src/dashboard');
     expect(moduleOf('saga.config.ts')).toBe('saga.config.ts');
     // Through a folder and back, but not to the file it started from: no cycle.
     expect(checkLayering([edge('src/decide.ts', 'src/mid/a.ts'), edge('src/mid/b.ts', 'src/verdict.ts')], layers)).toEqual([]);
