@@ -112,8 +112,8 @@ export type { Readiness, ReadinessCheck } from './probes/readiness';
 // HTTP publish API (SPEC §6.2): a Hono app for Node, Lambda and Workers
 export { createPublishApp } from './http/app';
 export type { PublishAppOptions } from './http/app';
-export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from './http/problems';
-export type { ProblemCode } from './http/problems';
+export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from './web/problems';
+export type { ProblemCode } from './web/problems';
 export { wakeUpMessageFor, parseWakeUpMessage, consumersToWake } from './deployment/wake-up';
 export type { WakeUpMessage } from './deployment/wake-up';
 

@@ -42,10 +42,12 @@ export const LAYERS: readonly Layer[] = [
   {
     // What a deployment is made of: the deployment config, runtime and jobs (the consumer
     // backlog of a deployment included), the Hono publish app, the dashboard (its contract
-    // reads the deployment runtime), and the package's entry barrels, which re-export all of
-    // the above.
+    // reads the deployment runtime), the HTTP plumbing both apps answer with (src/web:
+    // problem+json and the request logger; the publish app mounts the dashboard, so the
+    // dashboard cannot import them from src/http), and the package's entry barrels, which
+    // re-export all of the above.
     name: 'http/deployment',
-    members: ['src/deployment/', 'src/http/', 'src/dashboard/', 'src/index.ts', 'src/internal.ts', 'src/node.ts'],
+    members: ['src/deployment/', 'src/http/', 'src/dashboard/', 'src/web/', 'src/index.ts', 'src/internal.ts', 'src/node.ts'],
   },
   {
     // Platform entry points, the CLI and the local stack: they run a deployment. The CLI may

@@ -11,7 +11,7 @@ import { isValidEventId } from '../keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
 import { isValidTraceparent } from '../telemetry/traceparent';
 import type { Transport } from '../redis/port';
-import type { ProblemCode } from './problems';
+import type { ProblemCode } from '../web/problems';
 
 export interface InvalidEvent {
   readonly index: number;

@@ -10,7 +10,7 @@ import type { PublishResult } from '../publish/publisher';
 import { isValidTraceparent } from '../telemetry/traceparent';
 import { checkBatch } from './batch';
 import { readBoundedBody } from './body';
-import { problemResponse } from './problems';
+import { problemResponse } from '../web/problems';
 import type { TokenAuthenticator } from './tokens';
 
 export interface HandlerDeps {
