@@ -6,7 +6,7 @@
  * entry that repeats a field name is `entry_malformed` whatever processor runs.
  */
 import type { StreamEntry } from './entry';
-import { CoreReasons } from './processor';
+import { CoreReasons } from './core-reasons';
 import type { Decision } from './settle';
 import type { ConsumerScope } from './telemetry/tracing';
 import { RoundTimeouts, type Expiring } from './timeouts';

@@ -24,7 +24,7 @@ export type { SecretEnv } from './deployment/secrets';
 // Handler outcomes (SPEC §4)
 export { Rejection, Deferral, Verdicts } from './verdict';
 export type { HandlerOutcome, RetainCause, Verdict } from './verdict';
-export { CoreReasons } from './processor';
+export { CoreReasons } from './core-reasons';
 export type { Delivery, DeliveryHandler, PayloadDecoder } from './processor';
 export { DeadLetterReasons } from './auth/reasons';
 export type { DeadLetterReason } from './auth/reasons';

@@ -29,7 +29,8 @@ export type { StreamKeys, StreamKeyOverrides } from './keys';
 export { createPoller } from './poller';
 export { assertSingleSlot } from './assert-single-slot';
 export type { Poller, PollerOptions } from './poller';
-export { createProcessor, jsonPayload, rawPayload, textPayload, checkRequiredFields, CoreReasons } from './processor';
+export { createProcessor, jsonPayload, rawPayload, textPayload, checkRequiredFields } from './processor';
+export { CoreReasons } from './core-reasons';
 export type { Delivery, DeliveryHandler, PayloadDecoder } from './processor';
 export type { RoundReport, RunReport } from './report';
 export { MIN_HANDLER_WINDOW_MS } from './run';
@@ -75,8 +76,8 @@ export { PublishError } from './publish/errors';
 export type { PublishErrorCode } from './publish/errors';
 export { publisherDuplicateHintsTotal } from './publish/hints';
 export { parsePublisherConfig, publisherConfigSchema, DEFAULT_DEDUPE_WINDOW_SECONDS, DEFAULT_PUBLISH_TIMEOUT_MS, MAX_PUBLISH_BATCH } from './publish/config';
-export { parseTraceparent, isValidTraceparent } from './publish/traceparent';
-export type { TraceContext } from './publish/traceparent';
+export { parseTraceparent, isValidTraceparent } from './telemetry/traceparent';
+export type { TraceContext } from './telemetry/traceparent';
 
 // Saga envelopes and consumers (SPEC §9)
 export { commandEnvelopeSchema, resultEnvelopeSchema, encodeCommand, encodeResult } from './saga/envelopes';
@@ -111,8 +112,8 @@ export type { Readiness, ReadinessCheck } from './probes/readiness';
 // HTTP publish API (SPEC §6.2): a Hono app for Node, Lambda and Workers
 export { createPublishApp } from './http/app';
 export type { PublishAppOptions } from './http/app';
-export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from './http/problems';
-export type { ProblemCode } from './http/problems';
+export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from './web/problems';
+export type { ProblemCode } from './web/problems';
 export { wakeUpMessageFor, parseWakeUpMessage, consumersToWake } from './deployment/wake-up';
 export type { WakeUpMessage } from './deployment/wake-up';
 

@@ -3,23 +3,13 @@
  * decodes the payload, and maps the handler's outcome to a verdict. Signed entries and
  * saga envelopes build on the same pieces.
  */
+import { CoreReasons } from './core-reasons';
 import type { DeliveryContext, EntryProcessor } from './decide';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { isValidEventIdBytes } from './keys';
 import { decodeUtf8Strict } from './ground/text';
 import { traceHandling, traceRefused } from './telemetry/tracing';
 import { Rejection, Verdicts, verdictOfOutcome, type HandlerOutcome, type Verdict } from './verdict';
-
-/** Stable dead-letter reasons of the core (a public contract: never rename). */
-export const CoreReasons = {
-  eventIdMissing: 'event_id_missing',
-  eventIdInvalid: 'event_id_invalid',
-  payloadMissing: 'payload_missing',
-  payloadUndecodable: 'payload_undecodable',
-  payloadSchemaInvalid: 'payload_schema_invalid',
-  /** The entry repeats a field name (checked before any processor runs, in decide.ts). */
-  entryMalformed: 'entry_malformed',
-} as const;
 
 export interface Delivery<P> {
   readonly entry: StreamEntry;

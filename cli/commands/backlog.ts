@@ -1,5 +1,5 @@
 /** `backlog [consumer...]`: how far each consumer's group is behind (SPEC §8 backlog probe). */
-import { consumerBacklog, type ConsumerBacklog } from '../../src/probes/consumer-backlog';
+import { consumerBacklog, type ConsumerBacklog } from '../../src/deployment/consumer-backlog';
 import type { CommandContext } from '../context';
 import { formatAge } from '../duration';
 import { consumerNamed } from '../load-config';

@@ -6,7 +6,7 @@
 import { runPollJob, runRelayJob, runTrimJob, type Job } from '../../src/deployment/jobs';
 import { runLogLine } from '../../src/deployment/log';
 import type { DeploymentRuntime } from '../../src/deployment/runtime';
-import { describeError } from '../../src/http/log';
+import { describeError } from '../../src/web/log';
 
 export interface JobOutcome {
   readonly job: Job;

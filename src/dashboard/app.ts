@@ -11,7 +11,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { DeploymentRuntime } from '../deployment/runtime';
 import type { SecretEnv } from '../deployment/secrets';
-import type { Logger } from '../http/log';
+import type { Logger } from '../web/log';
 import { createAdminAuth } from './admin-auth';
 import type { DashboardContext } from './contract';
 import { boundedPort, dashboardError, failure } from './failures';

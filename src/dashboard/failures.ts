@@ -7,8 +7,8 @@
  */
 import type { Context } from 'hono';
 import { errorCode, RedisUnavailableError } from '../ground/errors';
-import { describeError, type Logger } from '../http/log';
-import { problemResponse, Problems, RETRY_AFTER_SECONDS, type ProblemCode } from '../http/problems';
+import { describeError, type Logger } from '../web/log';
+import { problemResponse, Problems, RETRY_AFTER_SECONDS, type ProblemCode } from '../web/problems';
 import type { RedisPort } from '../redis/port';
 import { withTimeLimit } from '../ground/time-limit';
 import { escapeHtml } from './html';

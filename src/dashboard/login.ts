@@ -5,7 +5,7 @@
  * the form again. Logging in is itself a same-origin POST (a forged login is refused too).
  */
 import type { Hono } from 'hono';
-import type { Logger } from '../http/log';
+import type { Logger } from '../web/log';
 import { sessionCookieHeader, type AdminAuth } from './admin-auth';
 import { crossSiteRefusal, isSameOrigin } from './guard';
 import { escapeHtml, frame, type FrameOptions } from './html';

@@ -5,9 +5,9 @@
  * each, so a slow Redis costs one round trip of time, not one per consumer.
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
-import { consumerBacklog, type ConsumerBacklog } from '../probes/consumer-backlog';
+import { consumerBacklog, type ConsumerBacklog } from '../deployment/consumer-backlog';
 import { ageChart } from './chart';
-import type { RunRecord } from './history';
+import type { RunRecord } from '../deployment/run-history';
 import { duration, escapeHtml, table } from './html';
 import { readConsumerHistory, type Sample } from './read-history';
 import { runsTable } from './runs';

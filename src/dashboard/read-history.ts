@@ -8,7 +8,7 @@ import type { ConsumerPlan } from '../deployment/define-config';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asText } from '../redis/reply';
 import { runOperations } from '../redis/script';
-import { historyKeys, jobRunsKey, type RunRecord } from './history';
+import { historyKeys, jobRunsKey, type RunRecord } from '../deployment/run-history';
 
 export interface Sample {
   readonly t: number;

@@ -4,7 +4,7 @@
  * that dead-lettered. Filterable by consumer, job and level (query parameters).
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
-import { isIdleRun, type RunRecord } from './history';
+import { isIdleRun, type RunRecord } from '../deployment/run-history';
 import { escapeHtml, table } from './html';
 import { readConsumerHistory, readJobRuns } from './read-history';
 

@@ -3,7 +3,7 @@
  * whatever a cron expression stands for. Each returns a value that the caller logs as one
  * JSON line (log.ts); none of them reads the platform directly.
  */
-import { recordJobRun, recordPollRun, pollRunRecord, type PollTarget } from '../dashboard/history';
+import { recordJobRun, recordPollRun, pollRunRecord, type PollTarget } from './run-history';
 import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
 import { RedisCommandError } from '../ground/errors';
 import { ensureGroup } from '../groups';

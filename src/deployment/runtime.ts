@@ -83,7 +83,7 @@ export interface DeploymentRuntime {
   readonly hmac: HmacEngine;
   /** Where the runtime's own warnings go (one JSON line each). */
   readonly log: (line: string) => void;
-  /** Whether runs record the dashboard's history in Redis (dashboard/history.ts). */
+  /** Whether runs record the dashboard's history in Redis (deployment/run-history.ts). */
   readonly history: boolean;
   /** The poller of a configured consumer; `consumerName` overrides its Redis consumer name for this run. */
   poller(name: string, consumerName?: string): Poller;

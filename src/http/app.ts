@@ -15,8 +15,8 @@ import { createDashboardApp, DASHBOARD_BASE, type DashboardAppOptions } from '..
 import { ConfigError } from '../ground/errors';
 import { responseForError } from './failures';
 import { createHandlers } from './handlers';
-import { createLogger, describeError, type LogSink } from './log';
-import { problemResponse } from './problems';
+import { createLogger, describeError, type LogSink } from '../web/log';
+import { problemResponse } from '../web/problems';
 import { deploymentReadiness, publicChecks } from './readiness';
 import { traceRequest } from '../telemetry/tracing';
 import { createTokenAuthenticator } from './tokens';

@@ -6,11 +6,12 @@
  * index — so nothing is half-written and the client can fix all of them at once.
  */
 import * as z from 'zod';
+import { decodeUtf8Strict } from '../ground/text';
 import { isValidEventId } from '../keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
-import { isValidTraceparent } from '../publish/traceparent';
+import { isValidTraceparent } from '../telemetry/traceparent';
 import type { Transport } from '../redis/port';
-import type { ProblemCode } from './problems';
+import type { ProblemCode } from '../web/problems';
 
 export interface InvalidEvent {
   readonly index: number;
@@ -40,8 +41,6 @@ const eventSchema = z.strictObject({
 const batchSchema = z.strictObject({ events: z.array(z.unknown()) });
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** `{"base64": "..."}` (that exact shape) is raw bytes; any other JSON value is sent as its JSON text. */
 function decodePayload(value: unknown): Uint8Array | string | undefined {
   const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -76,7 +75,7 @@ function checkOne(raw: unknown, index: number, rules: BatchRules): PublishEvent 
 export function checkBatch(bytes: Uint8Array, rules: BatchRules): BatchCheck {
   let json: unknown;
   try {
-    json = JSON.parse(utf8.decode(bytes));
+    json = JSON.parse(decodeUtf8Strict(bytes));
   } catch {
     return { ok: false, code: 'invalid_request', detail: 'body is not UTF-8 JSON' };
   }

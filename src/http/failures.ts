@@ -5,8 +5,8 @@
  * answered with a bare 500 — no message or stack ever reaches the client.
  */
 import { errorCode } from '../ground/errors';
-import { describeError, type Logger } from './log';
-import { problemResponse } from './problems';
+import { describeError, type Logger } from '../web/log';
+import { problemResponse } from '../web/problems';
 
 const UNAVAILABLE = new Set(['REDIS_UNAVAILABLE', 'PUBLISH_APPEND_FAILED']);
 

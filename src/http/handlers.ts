@@ -7,10 +7,10 @@ import type { Context } from 'hono';
 import type { DeploymentRuntime } from '../deployment/runtime';
 import { isValidEventId } from '../keys';
 import type { PublishResult } from '../publish/publisher';
-import { isValidTraceparent } from '../publish/traceparent';
+import { isValidTraceparent } from '../telemetry/traceparent';
 import { checkBatch } from './batch';
 import { readBoundedBody } from './body';
-import { problemResponse } from './problems';
+import { problemResponse } from '../web/problems';
 import type { TokenAuthenticator } from './tokens';
 
 export interface HandlerDeps {

@@ -4,5 +4,5 @@
  */
 export { createPublishApp } from './app';
 export type { PublishAppOptions } from './app';
-export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from './problems';
-export type { ProblemCode } from './problems';
+export { Problems, problemResponse, PROBLEM_CONTENT_TYPE, RETRY_AFTER_SECONDS } from '../web/problems';
+export type { ProblemCode } from '../web/problems';

@@ -12,7 +12,7 @@ import type { RedisArg, Transport } from '../redis/port';
 import { isWellFormedUtf8 } from '../ground/text';
 import type { PublishRoute } from './config';
 import { PublishError } from './errors';
-import { isValidTraceparent } from './traceparent';
+import { isValidTraceparent } from '../telemetry/traceparent';
 
 export interface PublishEvent {
   /** The routing key: decides the stream. */

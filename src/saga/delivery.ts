@@ -3,7 +3,7 @@
  * context it carried, and how many times the entry has been delivered.
  */
 import type { StreamEntry } from '../entry';
-import type { TraceContext } from '../publish/traceparent';
+import type { TraceContext } from '../telemetry/traceparent';
 import type { HandlerOutcome } from '../verdict';
 
 export interface SagaDelivery<E> {

@@ -12,7 +12,7 @@ import { isPromiseLike } from '../ground/maybe-promise';
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, fieldText, type StreamEntry } from '../entry';
 import type { PayloadDecoder } from '../processor';
-import { parseTraceparent } from '../publish/traceparent';
+import { parseTraceparent } from '../telemetry/traceparent';
 import { traceHandling } from '../telemetry/tracing';
 import { Verdicts, verdictOfOutcome, type Verdict } from '../verdict';
 import type { SagaHandler } from './delivery';

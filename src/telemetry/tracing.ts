@@ -26,7 +26,7 @@ import {
 } from '@opentelemetry/api';
 import type { StreamEntry } from '../entry';
 import { Fields, fieldText } from '../entry';
-import { parseTraceparent } from '../publish/traceparent';
+import { parseTraceparent } from './traceparent';
 import { verdictOfThrown, type Verdict } from '../verdict';
 
 const TRACER_NAME = 'saga-streams';

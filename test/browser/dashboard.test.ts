@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { historyKeys } from '../../src/dashboard/history';
+import { historyKeys } from '../../src/deployment/run-history';
 import { adminClient } from '../support/redis';
 import { ADMIN_TOKEN, placeOrder, startBrowserStack, type BrowserStack } from './stack';
 

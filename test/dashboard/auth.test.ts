@@ -12,7 +12,7 @@ import { SESSION_COOKIE, SESSION_MS } from '../../src/dashboard/admin-auth';
 import type { DashboardSection } from '../../src/dashboard/contract';
 import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
-import { createLogger } from '../../src/http/log';
+import { createLogger } from '../../src/web/log';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import { inject } from 'vitest';

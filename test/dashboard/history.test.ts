@@ -9,11 +9,11 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDashboardApp } from '../../src/dashboard/app';
-import { ACTIVE_RUNS_KEPT, historyKeys, IDLE_RUNS_KEPT, jobRunsKey, SAMPLE_BUCKET_MS, SAMPLES_KEPT } from '../../src/dashboard/history';
+import { ACTIVE_RUNS_KEPT, historyKeys, IDLE_RUNS_KEPT, jobRunsKey, SAMPLE_BUCKET_MS, SAMPLES_KEPT } from '../../src/deployment/run-history';
 import { parseSample } from '../../src/dashboard/read-history';
 import { runPollJob, runTrimJob } from '../../src/deployment/jobs';
 import { createRuntime } from '../../src/deployment/runtime';
-import { createLogger } from '../../src/http/log';
+import { createLogger } from '../../src/web/log';
 import { opsRecordScript } from '../../src/generated/lua-scripts';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisCommand, RedisPort } from '../../src/redis/port';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
-import { problemResponse, Problems, PROBLEM_CONTENT_TYPE, type ProblemCode } from '../../src/http/problems';
+import { problemResponse, Problems, PROBLEM_CONTENT_TYPE, type ProblemCode } from '../../src/web/problems';
 import { createTokenAuthenticator } from '../../src/http/tokens';
 import type { RedisPort } from '../../src/redis/port';
 import { env, publishDeployment, SHOP_TOKEN } from './fixture';

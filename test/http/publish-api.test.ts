@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
-import { PROBLEM_CONTENT_TYPE } from '../../src/http/problems';
+import { PROBLEM_CONTENT_TYPE } from '../../src/web/problems';
 import { meterPort, type MeteredPort } from '../../src/redis/metered';
 import { clientKinds } from '../support/clients';
 import { adminClient, uniquePrefix } from '../support/redis';

@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
-import { RETRY_AFTER_SECONDS } from '../../src/http/problems';
+import { RETRY_AFTER_SECONDS } from '../../src/web/problems';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import { connectUpstash } from '../../src/redis/upstash-port';

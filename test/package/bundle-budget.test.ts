@@ -13,7 +13,7 @@ const KIB = 1024;
 const WORKER_BUDGET = 100 * KIB;
 // 115 (was 110): @opentelemetry/api, a runtime dependency since issue 17 §2, adds 4.7 KiB (109.4 → 114.1).
 // 116 (was 115): the dashboard's history record at each run's end (issue 17 §1: ops-record.lua
-// and dashboard/history.ts, one script call per run) adds 1.0 KiB (114.4 → 115.4).
+// and deployment/run-history.ts, one script call per run) adds 1.0 KiB (114.4 → 115.4).
 // 117 (was 116): the overlapped run loop (claim ahead, blocking wait with reclaim, first-claim
 // probe, run memory; issue 15) adds 1.1 KiB (115.4 → 116.5).
 const LAMBDA_POLL_BUDGET = 117 * KIB;

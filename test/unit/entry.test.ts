@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeadLetterReasons } from '../../src/auth/reasons';
 import { Fields, parseEntries } from '../../src/entry';
-import { CoreReasons, jsonPayload, textPayload } from '../../src/processor';
+import { CoreReasons } from '../../src/core-reasons';
+import { jsonPayload, textPayload } from '../../src/processor';
 import type { RedisReply } from '../../src/redis/port';
 import { Rejection } from '../../src/verdict';
 

@@ -8,7 +8,7 @@ import {
   type CommandEnvelope,
   type ResultEnvelope,
 } from '../../src/saga/envelopes';
-import { parseTraceparent } from '../../src/publish/traceparent';
+import { parseTraceparent } from '../../src/telemetry/traceparent';
 import { instanceOrderingKey } from '../../src/saga/ordering';
 import type { StreamEntry } from '../../src/entry';
 

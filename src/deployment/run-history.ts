@@ -12,7 +12,7 @@ import { command } from '../redis/port';
 import { runOperations } from '../redis/script';
 import type { RunReport } from '../report';
 import { withTimeLimit } from '../ground/time-limit';
-import type { DeploymentRuntime } from '../deployment/runtime';
+import type { DeploymentRuntime } from './runtime';
 
 /** Bucket width of the age samples: at most one sample per consumer per 20 s. */
 export const SAMPLE_BUCKET_MS = 20_000;

@@ -4,10 +4,10 @@
  * deployment whose first poll has not run yet is healthy. Shared by the CLI, the status page
  * and the dashboard.
  */
-import type { ConsumerPlan } from '../deployment/define-config';
+import type { ConsumerPlan } from './define-config';
 import { errorCode, type RedisCommandError } from '../ground/errors';
 import type { RedisPort } from '../redis/port';
-import { probeBacklog, type Backlog } from './backlog';
+import { probeBacklog, type Backlog } from '../probes/backlog';
 
 export type ConsumerBacklog =
   | ({ readonly consumer: string; readonly stream: string; readonly group: string; readonly status: 'ok' } & Backlog)
