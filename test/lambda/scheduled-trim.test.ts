@@ -79,6 +79,6 @@ describe('scheduled trim handler', () => {
 
     expect(result.backlog.audit).toBeUndefined();
     expect(result.backlog.fulfil).toMatchObject({ pending: 0 });
-    expect(run.logged()).toContainEqual(expect.objectContaining({ level: 'error', job: 'backlog', consumer: 'audit', code: 'REDIS_COMMAND_FAILED' }));
+    expect(run.logged()).toContainEqual(expect.objectContaining({ level: 'error', job: 'backlog', consumer: 'audit', error: expect.objectContaining({ code: 'REDIS_COMMAND_FAILED' }) }));
   });
 });

@@ -4,6 +4,7 @@
  * container is warm. A failed start is not cached, so the next invocation tries again.
  */
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
+import { formatLogLine } from '../../../src/deployment/log-line';
 import { createRuntime, type DeploymentRuntime } from '../../../src/deployment/runtime';
 import { nodeHmac } from '../../../src/node/crypto';
 import type { SecretEnv } from '../../../src/deployment/secrets';
@@ -56,7 +57,7 @@ function sqsWakeUpFor(role: FunctionRole, config: DeploymentConfig, env: SecretE
   const target = config.wakeUpTarget('sqs');
   if (!target) return undefined;
   if (role !== 'publish' && !env[target.queueUrlEnv]) {
-    deps.log(JSON.stringify({ level: 'warn', msg: 'wake-ups disabled', deployment: config.name, role, missing: target.queueUrlEnv }));
+    deps.log(formatLogLine({ level: 'warn', msg: 'wake-ups disabled', deployment: config.name, timestamp: deps.now(), role, detail: { missing: target.queueUrlEnv } }));
     return undefined;
   }
   return sqsWakeUp(config, env, deps.sqs);

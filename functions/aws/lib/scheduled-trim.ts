@@ -8,32 +8,15 @@ import type { ScheduledEvent } from 'aws-lambda';
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { runTrimJob, type TrimJobReport } from '../../../src/deployment/jobs';
 import { runLogLine } from '../../../src/deployment/log';
-import type { DeploymentRuntime } from '../../../src/deployment/runtime';
-import { probeBacklog, type Backlog } from '../../../src/probes/backlog';
-import { backlogLogLine } from './backlog-metrics';
+import { logBacklogs, type BacklogByConsumer } from '../../../src/deployment/backlog-job';
 import { lambdaContainer } from './container';
-import { withDefaults, type LambdaDeps, type ResolvedDeps } from './deps';
+import { withDefaults, type LambdaDeps } from './deps';
 import { problemLine } from './log-lines';
 
 export interface TrimRun {
   readonly trim: TrimJobReport;
   /** Per consumer; undefined where the probe failed (its log line says why). */
-  readonly backlog: Readonly<Record<string, Backlog | undefined>>;
-}
-
-async function probeConsumers(config: DeploymentConfig, runtime: DeploymentRuntime, deps: ResolvedDeps): Promise<TrimRun['backlog']> {
-  const probes = [...config.consumers.values()].map(async (plan) => {
-    const { stream, group, keys } = plan.config;
-    try {
-      const backlog = await probeBacklog(runtime.port, { stream, group, dlt: keys.dlt });
-      deps.log(backlogLogLine(backlog, { deployment: config.name, consumer: plan.name, stream, group, now: deps.now }));
-      return [plan.name, backlog] as const;
-    } catch (error) {
-      deps.log(problemLine({ deployment: config.name, job: 'backlog', consumer: plan.name, now: deps.now }, error));
-      return [plan.name, undefined] as const;
-    }
-  });
-  return Object.fromEntries(await Promise.all(probes));
+  readonly backlog: BacklogByConsumer;
 }
 
 export function createTrimHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
@@ -56,7 +39,7 @@ export function createTrimHandler(config: DeploymentConfig, deps: LambdaDeps = {
         return { error };
       },
     );
-    const backlog = await probeConsumers(config, runtime, resolved);
+    const backlog = await logBacklogs(runtime, { log: resolved.log, now: resolved.now, emf: true });
     if ('error' in trim) throw trim.error;
     return { trim: trim.report, backlog };
   };

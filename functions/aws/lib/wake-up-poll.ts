@@ -8,6 +8,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { runPollJob } from '../../../src/deployment/jobs';
 import { runLogLine } from '../../../src/deployment/log';
+import { formatLogLine } from '../../../src/deployment/log-line';
 import { assertCanStart, pollDeadline } from './budget';
 import { lambdaContainer } from './container';
 import { withDefaults, type LambdaDeps, type ResolvedDeps } from './deps';
@@ -26,8 +27,8 @@ function failuresOf(wanted: readonly Wanted[], failed: ReadonlySet<string> | 'al
 }
 
 function malformedLine(deployment: string, count: number, timestamp: number): string {
-  const msg = 'wake-up messages that are not {"streams": [...]}: reported as failures (SQS moves them to the DLQ)';
-  return JSON.stringify({ level: 'warn', msg, deployment, job: 'poll', timestamp, count });
+  // The messages are reported as failures: SQS moves them to the DLQ.
+  return formatLogLine({ level: 'warn', msg: 'malformed wake-up messages', deployment, job: 'poll', timestamp, counters: { count } });
 }
 
 export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
