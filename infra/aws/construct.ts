@@ -3,14 +3,17 @@
  * read from the user's module and bundling that same module — the scheduled poll function
  * (one EventBridge rule per scheduled consumer), the wake-up poll function on its SQS queue
  * (with that queue's own DLQ), the trim function on `trim.schedule`, the publish function
- * behind a Function URL, least-privilege secret access and alarms. A config that cannot be
+ * behind a Function URL, least-privilege secret access, reserved concurrency per function,
+ * alarms notifying an SNS topic, optionally a VPC. A config that cannot be
  * deployed safely (minIdleMs not above a function timeout, unmapped secrets, SQS wake-ups
  * without a consumer) fails synthesis listing every problem.
  */
 import { dirname } from 'node:path';
 import { Annotations, CfnOutput } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { ConfigError, type ConfigProblem } from '../../src/ground/errors';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
@@ -19,7 +22,8 @@ import { SagaAlarms, type AlarmOptions } from './alarms';
 import { sagaFunction } from './function';
 import { findLockFile, writeHandlerFile } from './handler-file';
 import { absoluteEntry, loadEntryConfig } from './load-entry';
-import { pollSchedules, relaySchedule, trimSchedule } from './schedules';
+import { reservedConcurrency, wakeUpMaxConcurrency, type ReservedConcurrency } from './concurrency';
+import { backlogProbeSchedule, pollSchedules, relaySchedule, trimSchedule } from './schedules';
 import { defaultSecretSources, missingSources, SecretGrants, type SecretSources } from './secrets';
 import { deriveTimeouts } from './timeouts';
 import { subscribeWakeUps, wakeUpQueues } from './wake-up-queue';
@@ -37,6 +41,20 @@ export interface SagaStreamsProps {
   readonly secrets?: SecretSources;
   readonly secretDefaults?: boolean;
   readonly alarms?: AlarmOptions;
+  /** The topic every alarm notifies. Default: a topic created here (`alarmTopic` on the construct). */
+  readonly alarmTopic?: sns.ITopic;
+  /** false: alarms without actions (no topic is created). */
+  readonly alarmActions?: boolean;
+  /**
+   * Reserved concurrency per function role (infra/aws/concurrency.ts): caps each function and
+   * guarantees it that much, so the public publish URL cannot starve the pollers. Merged over
+   * the defaults; `false` reserves nothing (accounts with a low concurrency limit).
+   */
+  readonly reservedConcurrency?: ReservedConcurrency | false;
+  /** Runs every function in this VPC (ElastiCache, MemoryDB); see FunctionNetwork for the routes it then needs. */
+  readonly vpc?: ec2.IVpc;
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  readonly securityGroups?: ec2.ISecurityGroup[];
   readonly memorySizeMb?: number;
   readonly logRetention?: logs.RetentionDays;
   /** Module the generated handlers import `createLambdaHandlers` from (default `saga-streams/aws`). */
@@ -56,6 +74,8 @@ function wakeUpProblems(config: DeploymentConfig): ConfigProblem[] {
 export class SagaStreams extends Construct {
   readonly config: DeploymentConfig;
   readonly functions: Partial<Record<FunctionRole, lambda.Function>> = {};
+  /** The topic the alarms notify (undefined with `alarmActions: false`). */
+  readonly alarmTopic: sns.ITopic | undefined;
 
   constructor(scope: Construct, id: string, props: SagaStreamsProps) {
     super(scope, id);
@@ -71,6 +91,8 @@ export class SagaStreams extends Construct {
     const projectRoot = dirname(lockFile);
     const runtimeModule = props.runtimeModule ?? 'saga-streams/aws';
     const grants = new SecretGrants(this, 'Secrets', sources);
+    const reserved = reservedConcurrency(config, props.reservedConcurrency);
+    const network = props.vpc ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups } : undefined;
     const make = (role: FunctionRole, id: string, description: string) => {
       const fn = sagaFunction(this, id, {
         role,
@@ -84,6 +106,8 @@ export class SagaStreams extends Construct {
         // A REST-only deployment never loads ioredis (imported only when TCP is configured).
         // A client the deployment never connects is left out (imported only when chosen).
         externals: [...(config.data.redis.tcp ? [] : ['ioredis']), ...(config.data.postgres ? [] : ['pg'])],
+        reservedConcurrency: reserved[role],
+        network,
       });
       grants.bind(fn, secretNamesOf(config, role));
       this.functions[role] = fn;
@@ -110,7 +134,7 @@ export class SagaStreams extends Construct {
 
     if (wakeUpQueue) {
       const wakeUpPoll = make('wake-up', 'WakeUpPoll', 'poll consumers on wake-up messages');
-      subscribeWakeUps(wakeUpPoll, wakeUpQueue.queue);
+      subscribeWakeUps(wakeUpPoll, wakeUpQueue.queue, wakeUpMaxConcurrency(reserved['wake-up']));
       sendsWakeUps(wakeUpPoll);
       new CfnOutput(this, 'WakeUpQueueUrl', { value: wakeUpQueue.queue.queueUrl });
       if (!sqsTarget) {
@@ -118,17 +142,24 @@ export class SagaStreams extends Construct {
       }
     }
 
-    if (config.data.trim) trimSchedule(this, config.name, make('trim', 'Trim', 'trim, DLT retention, reaper, backlog metrics'), config.data.trim.schedule);
-    else Annotations.of(this).addWarningV2('saga-streams:no-trim', 'no trim section: streams grow without bound and no backlog metrics (oldest-pending alarms) exist');
+    if (config.data.trim) {
+      const trim = make('trim', 'Trim', 'trim, DLT retention, reaper, backlog metrics');
+      trimSchedule(this, config.name, trim, config.data.trim.schedule);
+      backlogProbeSchedule(this, config.name, trim);
+    } else Annotations.of(this).addWarningV2('saga-streams:no-trim', 'no trim section: streams grow without bound and no backlog metrics (oldest-pending alarms) exist');
 
     if (config.data.publishApi) {
       const publish = make('publish', 'Publish', 'HTTP publish API');
       sendsWakeUps(publish);
       // Producers authenticate with bearer tokens inside the app (constant-time compare).
+      // Function URLs have no throttling of their own: the function's reserved concurrency
+      // caps it (429 beyond) and keeps a flood, 401s included, off the pollers' capacity.
       const url = publish.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
       new CfnOutput(this, 'PublishUrl', { value: url.url });
     }
 
+    this.alarmTopic = props.alarmActions === false ? undefined : (props.alarmTopic ?? new sns.Topic(this, 'AlarmTopic', { displayName: `${config.name} saga-streams alarms` }));
+    if (this.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn });
     new SagaAlarms(
       this,
       'Alarms',
@@ -137,7 +168,9 @@ export class SagaStreams extends Construct {
         consumers: [...config.consumers.values()],
         backlogProbed: config.data.trim !== undefined,
         functions: this.functions,
+        wakeUpQueue: wakeUpQueue?.queue,
         wakeUpDeadLetters: wakeUpQueue?.deadLetters,
+        topic: this.alarmTopic,
       },
       props.alarms,
     );

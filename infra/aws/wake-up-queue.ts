@@ -37,7 +37,11 @@ export function wakeUpQueues(scope: Construct, functionTimeoutMs: number): WakeU
   return { queue, deadLetters };
 }
 
-/** Polls on wake-ups; a message whose poll failed comes back alone (partial batch response). */
-export function subscribeWakeUps(fn: lambda.Function, queue: sqs.IQueue): void {
-  fn.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true }));
+/**
+ * Polls on wake-ups; a message whose poll failed comes back alone (partial batch response).
+ * `maxConcurrency` bounds the pollers the trigger runs at once (each opens a Redis
+ * connection): a burst of publishes waits in the queue instead.
+ */
+export function subscribeWakeUps(fn: lambda.Function, queue: sqs.IQueue, maxConcurrency: number): void {
+  fn.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency }));
 }

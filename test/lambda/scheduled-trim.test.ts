@@ -81,4 +81,19 @@ describe('scheduled trim handler', () => {
     expect(result.backlog.fulfil).toMatchObject({ pending: 0 });
     expect(run.logged()).toContainEqual(expect.objectContaining({ level: 'error', job: 'backlog', consumer: 'audit', error: expect.objectContaining({ code: 'REDIS_COMMAND_FAILED' }) }));
   });
+
+  it('runs the backlog probe alone on {"job": "backlog"} (the every-minute rule): no trim', async () => {
+    const prefix = uniquePrefix();
+    const config = deployment(prefix);
+    const setup = createRuntime(config, { port: setupPort, env: baseEnv() });
+    await runPollJob(setup, 'fulfil', { deadline: Date.now() + 5_000 });
+
+    run = harness();
+    const result = await createTrimHandler(config, run.deps)({ job: 'backlog' });
+
+    expect(result.trim).toBeUndefined();
+    // One line per consumer (audit's group does not exist yet), and no trim run.
+    expect(run.logged().map((line) => line.msg).sort()).toEqual(['backlog', 'backlog probe failed']);
+    expect(result.backlog.fulfil).toMatchObject({ pending: 0 });
+  });
 });

@@ -2,7 +2,8 @@
  * Trim on a schedule: safe trim, DLT retention and the consumer reaper for every stream
  * (runTrimJob), then the backlog probe of every consumer as metric lines. A probe failure
  * (e.g. a group that no consumer has created yet) is logged and does not hide the others;
- * a trim failure fails the invocation after the probes ran.
+ * a trim failure fails the invocation after the probes ran. The input `{"job": "backlog"}`
+ * (the stack's every-minute rule) runs the probe alone: per-minute backlog metrics.
  */
 import type { ScheduledEvent } from 'aws-lambda';
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
@@ -14,7 +15,8 @@ import { withDefaults, type LambdaDeps } from './deps';
 import { problemLine } from './log-lines';
 
 export interface TrimRun {
-  readonly trim: TrimJobReport;
+  /** Undefined for a backlog-probe-only run. */
+  readonly trim?: TrimJobReport;
   /** Per consumer; undefined where the probe failed (its log line says why). */
   readonly backlog: BacklogByConsumer;
 }
@@ -24,11 +26,13 @@ export function createTrimHandler(config: DeploymentConfig, deps: LambdaDeps = {
   const start = lambdaContainer(config, resolved, 'trim');
   const context = { deployment: config.name, job: 'trim' as const, now: resolved.now };
 
-  return async (_event?: ScheduledEvent): Promise<TrimRun> => {
+  return async (event?: ScheduledEvent | { readonly job: 'backlog' }): Promise<TrimRun> => {
+    const probeOnly = (event as { job?: unknown } | undefined)?.job === 'backlog';
     const { runtime } = await start().catch((error: unknown) => {
-      resolved.log(problemLine(context, error));
+      resolved.log(problemLine({ ...context, job: probeOnly ? 'backlog' : 'trim' }, error));
       throw error;
     });
+    if (probeOnly) return { backlog: await logBacklogs(runtime, { log: resolved.log, now: resolved.now, emf: true }) };
     const trim = await runTrimJob(runtime).then(
       (report) => {
         resolved.log(runLogLine(report, { deployment: config.name, emf: true, now: resolved.now }));
