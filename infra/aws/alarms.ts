@@ -48,7 +48,8 @@ export interface AlarmTargets {
   /** Backlog metrics exist only where the trim function runs. */
   readonly backlogProbed: boolean;
   readonly functions: Readonly<Partial<Record<string, lambda.IFunction>>>;
-  readonly wakeUpQueue?: sqs.IQueue;
+  /** The wake-up queue, or each isolated consumer's own. */
+  readonly wakeUpQueues: ReadonlyArray<{ readonly consumer?: string; readonly queue: sqs.IQueue }>;
   readonly wakeUpDeadLetters?: sqs.IQueue;
   /** Notified by every alarm; undefined: no actions. */
   readonly topic?: sns.ITopic;
@@ -62,9 +63,10 @@ export class SagaAlarms extends Construct {
   constructor(scope: Construct, id: string, targets: AlarmTargets, options: AlarmOptions = {}) {
     super(scope, id);
     for (const plan of targets.consumers) this.#consumerAlarms(targets, plan, options);
-    if (targets.wakeUpQueue) {
-      this.#add('WakeUpQueueAge', targets.wakeUpQueue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum' }), {
-        alarmName: `${targets.deployment}-wake-up-queue-age`,
+    for (const { consumer, queue } of targets.wakeUpQueues) {
+      const suffix = consumer === undefined ? '' : `-${consumer}`;
+      this.#add(`WakeUpQueueAge${suffix}`, queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum' }), {
+        alarmName: `${targets.deployment}-wake-up-queue-age${suffix}`,
         alarmDescription: 'Wake-up messages wait in the queue: the wake-up function is throttled, failing or at its maximum concurrency',
         threshold: options.wakeUpQueueAgeSeconds ?? DEFAULT_WAKE_UP_QUEUE_AGE_S,
       });

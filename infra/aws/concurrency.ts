@@ -8,7 +8,8 @@
  * Defaults: one run per scheduled job at a time for the poll function (its consumers plus
  * the relay), WAKE_UP_DEFAULT for the wake-up function (also the SQS trigger's maximum
  * concurrency), 2 for trim (a trim run and a backlog probe may overlap), PUBLISH_DEFAULT for
- * the publish API. Reserved concurrency comes out of the account's pool, which must keep 100
+ * the publish API; with isolated consumers, CONSUMER_DEFAULT per consumer's function and 1
+ * for the relay's. Reserved concurrency comes out of the account's pool, which must keep 100
  * unreserved: on an account with a low limit, lower these or pass `reservedConcurrency: false`.
  */
 import type { DeploymentConfig } from '../../src/deployment/define-config';
@@ -19,6 +20,7 @@ export type ReservedConcurrency = Partial<Record<FunctionRole, number>>;
 export const WAKE_UP_DEFAULT = 5;
 export const PUBLISH_DEFAULT = 20;
 export const TRIM_DEFAULT = 2;
+export const CONSUMER_DEFAULT = 2;
 /** Lambda's floor for an SQS event source's maximum concurrency. */
 export const SQS_MIN_MAX_CONCURRENCY = 2;
 
@@ -28,6 +30,9 @@ export function defaultReservedConcurrency(config: DeploymentConfig): Required<R
     'wake-up': WAKE_UP_DEFAULT,
     trim: TRIM_DEFAULT,
     publish: PUBLISH_DEFAULT,
+    // Each consumer's own function (isolated layout): its scheduled run and wake-up runs.
+    consumer: CONSUMER_DEFAULT,
+    relay: 1,
   };
 }
 

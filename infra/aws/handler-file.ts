@@ -16,7 +16,10 @@ const LOCK_FILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.loc
  * only that one lets esbuild drop the others: the poll functions never bundle Hono.
  */
 const FACTORY_OF: Readonly<Record<FunctionRole, string>> = {
-  poll: 'createScheduledPollHandler',
+  // Scheduled polls and the outbox relay rule (input {"job": "relay"}) share the function.
+  poll: 'createPollFunctionHandler',
+  consumer: 'createConsumerHandler',
+  relay: 'createScheduledRelayHandler',
   'wake-up': 'createWakeUpPollHandler',
   trim: 'createTrimHandler',
   publish: 'createPublishHandler',

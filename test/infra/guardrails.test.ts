@@ -3,18 +3,20 @@
  * stack (synthesized offline without bundling; aws-stack.test.ts covers the bundles):
  * reserved concurrency per function, the SQS trigger's maximum concurrency, EventBridge
  * targets without retries, the publish URL on its own reservation, alarm actions on every
- * alarm, the alarm set, the every-minute backlog probe, the VPC option.
+ * alarm, the alarm set, the every-minute backlog probe, the VPC option, and isolated
+ * consumers (`isolateConsumers`) holding only their own keys.
  */
 import { sandbox } from './cdk-sandbox';
 import { fileURLToPath } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import config from '../../saga.config';
-import { consumersOf, type FunctionRole } from '../../functions/aws/lib/roles';
+import { consumersOf, secretNamesOf, type FunctionRole } from '../../functions/aws/lib/roles';
 import { PUBLISH_DEFAULT, TRIM_DEFAULT, WAKE_UP_DEFAULT } from '../../infra/aws/concurrency';
 import { BACKLOG_EVALUATION_MINUTES } from '../../infra/aws/alarms';
 import { longestGapMinutes } from '../../infra/aws/schedules';
@@ -140,5 +142,31 @@ describe('AWS guardrails', () => {
       [2, 1],
       [2, 1],
     ]);
+  });
+
+  it('isolateConsumers: each consumer’s function holds (env pointers and IAM grants) only its own keys, never another consumer’s', () => {
+    const isolated = synth({ isolateConsumers: true });
+    const resources = isolated.template.toJSON().Resources as Resources;
+    const policies = Object.values(resources).filter((r) => r.Type === 'AWS::IAM::Policy');
+    for (const [name, fn] of Object.entries(isolated.saga.consumerFunctions)) {
+      const props = resources[isolated.logicalId(fn)]!.Properties;
+      const pointers = Object.keys(props.Environment.Variables).filter((key) => key.endsWith('_SECRET_ID')).map((key) => key.slice(0, -'_SECRET_ID'.length));
+      const roleRef = JSON.stringify({ Ref: isolated.stack.getLogicalId(fn.role!.node.defaultChild as iam.CfnRole) });
+      const granted = policies
+        .filter((p) => (p.Properties.Roles as unknown[]).some((r) => JSON.stringify(r) === roleRef))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>)
+        .filter((st) => [st.Action].flat().some((a) => a.startsWith('secretsmanager:')))
+        .map((st) => JSON.stringify(st.Resource).match(/secret:order-saga\/([A-Z_]+)-/)?.[1]);
+      const own = secretNamesOf(config, 'consumer', name);
+      const others = [...config.consumers.keys()].filter((b) => b !== name).flatMap((b) => config.secrets.consumer(b)).filter((key) => !own.includes(key));
+      expect({ name, pointers: pointers.sort(), granted: granted.sort() }).toEqual({ name, pointers: [...own].sort(), granted: [...own].sort() });
+      expect(others.filter((key) => pointers.includes(key) || granted.includes(key))).toEqual([]);
+      expect(props.Environment.Variables.SAGA_STREAMS_CONSUMER).toBe(name);
+    }
+    expect(Object.keys(isolated.saga.consumerFunctions).sort()).toEqual([...config.consumers.keys()].sort());
+    expect([isolated.saga.functions.poll, isolated.saga.functions['wake-up'], isolated.saga.functions.relay !== undefined]).toEqual([undefined, undefined, true]);
+    // Each wake-up consumer has its own queue, fed to its own function only.
+    const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping');
+    expect(new Set(mappings.map((m) => JSON.stringify(m.Properties.EventSourceArn))).size).toBe(consumersOf(config, 'wake-up').length);
   });
 });

@@ -11,7 +11,7 @@ import type { SecretEnv } from '../../../src/deployment/secrets';
 import type { ResolvedDeps } from './deps';
 import { secretNamesOf, type FunctionRole } from './roles';
 import { resolveSecretEnv } from './secret-env';
-import { sqsWakeUp } from './sqs-wake-up';
+import { sqsWakeUp, WAKE_UP_QUEUES_ENV } from './sqs-wake-up';
 
 export interface Started {
   readonly runtime: DeploymentRuntime;
@@ -31,9 +31,10 @@ export function onceUntilFailure<T>(start: () => Promise<T>): () => Promise<T> {
   };
 }
 
-export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole): () => Promise<Started> {
+/** `only`: the one consumer an isolated function polls (its secrets only are resolved). */
+export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole, only?: string): () => Promise<Started> {
   return onceUntilFailure(async () => {
-    const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role), deps.fetchSecret);
+    const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role, only), deps.fetchSecret);
     const port = await deps.connect(config, env);
     // Every publisher of the container wakes the next step: the publish API's and the
     // handlers' follow-up events alike (the stack gives publishing functions the queue URL).
@@ -56,7 +57,7 @@ export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, ro
 function sqsWakeUpFor(role: FunctionRole, config: DeploymentConfig, env: SecretEnv, deps: ResolvedDeps) {
   const target = config.wakeUpTarget('sqs');
   if (!target) return undefined;
-  if (role !== 'publish' && !env[target.queueUrlEnv]) {
+  if (role !== 'publish' && !env[target.queueUrlEnv] && !env[WAKE_UP_QUEUES_ENV]) {
     deps.log(formatLogLine({ level: 'warn', msg: 'wake-ups disabled', deployment: config.name, timestamp: deps.now(), role, detail: { missing: target.queueUrlEnv } }));
     return undefined;
   }

@@ -26,10 +26,11 @@ function consumerNamed(event: ScheduledPollEvent): string {
   return name;
 }
 
-export function createScheduledPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
+/** `only`: the one consumer an isolated function polls (see roles.ts). */
+export function createScheduledPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}, only?: string) {
   const resolved = withDefaults(deps);
-  const start = lambdaContainer(config, resolved, 'poll');
-  const scheduled = new Map(consumersOf(config, 'poll').map((plan) => [plan.name, plan]));
+  const start = lambdaContainer(config, resolved, only === undefined ? 'poll' : 'consumer', only);
+  const scheduled = new Map(consumersOf(config, 'poll', only).map((plan) => [plan.name, plan]));
 
   return async (event: ScheduledPollEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<PollJobReport> => {
     const consumer = consumerNamed(event);

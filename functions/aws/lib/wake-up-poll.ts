@@ -31,15 +31,17 @@ function malformedLine(deployment: string, count: number, timestamp: number): st
   return formatLogLine({ level: 'warn', msg: 'malformed wake-up messages', deployment, job: 'poll', timestamp, counters: { count } });
 }
 
-export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
+/** `only`: the one consumer an isolated function polls (its own queue's messages name only it). */
+export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}, only?: string) {
   const resolved: ResolvedDeps = withDefaults(deps);
-  const start = lambdaContainer(config, resolved, 'wake-up');
+  const start = lambdaContainer(config, resolved, only === undefined ? 'wake-up' : 'consumer', only);
   const line = (consumer?: string) => ({ deployment: config.name, job: 'poll' as const, consumer, now: resolved.now });
 
   return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
     const wanted: Wanted[] = event.Records.map((record) => {
       const message = parseWakeUpMessage(record.body);
-      return { messageId: record.messageId, consumers: message && consumersToWake(config, [message]) };
+      const woken = message && consumersToWake(config, [message]);
+      return { messageId: record.messageId, consumers: only === undefined ? woken : woken?.filter((name) => name === only) };
     });
     const malformed = wanted.filter((w) => w.consumers === undefined).length;
     if (malformed > 0) resolved.log(malformedLine(config.name, malformed, resolved.now()));
