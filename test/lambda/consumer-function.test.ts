@@ -27,6 +27,18 @@ describe('a consumer’s own function', () => {
     expect(run.logged().map((l) => [l.msg, l.consumer])).toEqual([['poll run', 'audit']]);
   });
 
+  it('shares one container (one connection) between its scheduled and wake-up invocations', async () => {
+    run = harness({ env: { ...baseEnv(), [CONSUMER_ENV]: 'fulfil' } });
+    const handler = createConsumerHandler(deployment(uniquePrefix()), run.deps);
+    await handler(scheduledEvent({ consumer: 'fulfil' }), lambdaContext(60_000));
+    expect(await handler(sqsEvent(sqsRecord('m-1', '{"streams":[]}')), lambdaContext(60_000))).toEqual({ batchItemFailures: [] });
+    expect(run.logged().map((l) => [l.msg, l.consumer])).toEqual([
+      ['poll run', 'fulfil'],
+      ['poll run', 'fulfil'],
+    ]);
+    expect(run.ports).toHaveLength(1);
+  });
+
   it('refuses another consumer’s schedule, and a missing or unknown consumer name at start', async () => {
     run = harness({ env: { ...baseEnv(), [CONSUMER_ENV]: 'audit' } });
     const handler = createConsumerHandler(deployment(uniquePrefix()), run.deps);

@@ -6,7 +6,8 @@
 import type { Context, SQSEvent } from 'aws-lambda';
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { ConfigError } from '../../../src/ground/errors';
-import type { LambdaDeps } from './deps';
+import { lambdaContainer } from './container';
+import { withDefaults, type LambdaDeps } from './deps';
 import { CONSUMER_ENV } from './roles';
 import { createScheduledPollHandler, type ScheduledPollEvent } from './scheduled-poll';
 import { createWakeUpPollHandler } from './wake-up-poll';
@@ -24,8 +25,10 @@ const isSqsEvent = (event: unknown): event is SQSEvent => typeof event === 'obje
 
 export function createConsumerHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
   const consumer = consumerOf(config, deps.env ?? process.env);
-  const scheduled = createScheduledPollHandler(config, deps, consumer);
-  const woken = createWakeUpPollHandler(config, deps, consumer);
+  // One container (runtime, connection) for both kinds of invocation.
+  const scope = { consumer, container: lambdaContainer(config, withDefaults(deps), 'consumer', consumer) };
+  const scheduled = createScheduledPollHandler(config, deps, scope);
+  const woken = createWakeUpPollHandler(config, deps, scope);
   return (event: ScheduledPollEvent | SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) =>
     isSqsEvent(event) ? woken(event, context) : scheduled(event, context);
 }

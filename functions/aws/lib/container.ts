@@ -31,6 +31,15 @@ export function onceUntilFailure<T>(start: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/**
+ * An isolated consumer's function (roles.ts): the one consumer it polls, and the container its
+ * scheduled and wake-up handlers share (one runtime, one connection).
+ */
+export interface ConsumerScope {
+  readonly consumer: string;
+  readonly container: () => Promise<Started>;
+}
+
 /** `only`: the one consumer an isolated function polls (its secrets only are resolved). */
 export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole, only?: string): () => Promise<Started> {
   return onceUntilFailure(async () => {

@@ -10,7 +10,7 @@ import { runPollJob } from '../../../src/deployment/jobs';
 import { runLogLine } from '../../../src/deployment/log';
 import { formatLogLine } from '../../../src/deployment/log-line';
 import { assertCanStart, pollDeadline } from './budget';
-import { lambdaContainer } from './container';
+import { lambdaContainer, type ConsumerScope } from './container';
 import { withDefaults, type LambdaDeps, type ResolvedDeps } from './deps';
 import { problemLine } from './log-lines';
 import { consumersToWake, parseWakeUpMessage } from '../../../src/deployment/wake-up';
@@ -31,10 +31,11 @@ function malformedLine(deployment: string, count: number, timestamp: number): st
   return formatLogLine({ level: 'warn', msg: 'malformed wake-up messages', deployment, job: 'poll', timestamp, counters: { count } });
 }
 
-/** `only`: the one consumer an isolated function polls (its own queue's messages name only it). */
-export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}, only?: string) {
+/** `scope`: the one consumer an isolated function polls (its own queue's messages wake only it). */
+export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}, scope?: ConsumerScope) {
   const resolved: ResolvedDeps = withDefaults(deps);
-  const start = lambdaContainer(config, resolved, only === undefined ? 'wake-up' : 'consumer', only);
+  const only = scope?.consumer;
+  const start = scope?.container ?? lambdaContainer(config, resolved, 'wake-up');
   const line = (consumer?: string) => ({ deployment: config.name, job: 'poll' as const, consumer, now: resolved.now });
 
   return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
