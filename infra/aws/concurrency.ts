@@ -20,7 +20,8 @@ export type ReservedConcurrency = Partial<Record<FunctionRole, number>>;
 export const WAKE_UP_DEFAULT = 5;
 export const PUBLISH_DEFAULT = 20;
 export const TRIM_DEFAULT = 2;
-export const CONSUMER_DEFAULT = 2;
+/** Its wake-up trigger's floor of 2 concurrent batches, plus its scheduled run. */
+export const CONSUMER_DEFAULT = 3;
 /** Lambda's floor for an SQS event source's maximum concurrency. */
 export const SQS_MIN_MAX_CONCURRENCY = 2;
 

@@ -17,7 +17,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import config from '../../saga.config';
 import { consumersOf, secretNamesOf, type FunctionRole } from '../../functions/aws/lib/roles';
-import { PUBLISH_DEFAULT, TRIM_DEFAULT, WAKE_UP_DEFAULT } from '../../infra/aws/concurrency';
+import { CONSUMER_DEFAULT, PUBLISH_DEFAULT, TRIM_DEFAULT, WAKE_UP_DEFAULT } from '../../infra/aws/concurrency';
 import { BACKLOG_EVALUATION_MINUTES } from '../../infra/aws/alarms';
 import { longestGapMinutes } from '../../infra/aws/schedules';
 import { defaultSecretSources } from '../../infra/aws/secrets';
@@ -161,7 +161,7 @@ describe('AWS guardrails', () => {
       const others = [...config.consumers.keys()].filter((b) => b !== name).flatMap((b) => config.secrets.consumer(b)).filter((key) => !own.includes(key));
       expect({ name, pointers: pointers.sort(), granted: granted.sort() }).toEqual({ name, pointers: [...own].sort(), granted: [...own].sort() });
       expect(others.filter((key) => pointers.includes(key) || granted.includes(key))).toEqual([]);
-      expect(props.Environment.Variables.SAGA_STREAMS_CONSUMER).toBe(name);
+      expect([props.Environment.Variables.SAGA_STREAMS_CONSUMER, props.ReservedConcurrentExecutions]).toEqual([name, CONSUMER_DEFAULT]);
     }
     expect(Object.keys(isolated.saga.consumerFunctions).sort()).toEqual([...config.consumers.keys()].sort());
     expect([isolated.saga.functions.poll, isolated.saga.functions['wake-up'], isolated.saga.functions.relay !== undefined]).toEqual([undefined, undefined, true]);
