@@ -109,3 +109,25 @@ export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): s
     emf: options.emf ? emfFor(options.deployment, options.consumer, Object.keys(metrics) as CounterField[]) : undefined,
   });
 }
+
+/**
+ * The backlog line of a consumer whose group does not exist yet (no run has created it):
+ * nothing was delivered, so nothing is pending — age 0, not a missing metric, or the
+ * oldest-pending alarm (missing data breaching) would fire on a healthy new deployment.
+ */
+export function missingGroupLogLine(options: BacklogLineOptions): string {
+  const metrics: Counters = { pending: 0, oldestPendingAgeMs: 0, consumers: 0 };
+  return formatLogLine({
+    level: 'info',
+    msg: 'backlog',
+    deployment: options.deployment,
+    job: 'backlog',
+    consumer: options.consumer,
+    stream: options.stream,
+    group: options.group,
+    timestamp: options.now(),
+    counters: metrics,
+    detail: { group: 'not created yet' },
+    emf: options.emf ? emfFor(options.deployment, options.consumer, Object.keys(metrics) as CounterField[]) : undefined,
+  });
+}

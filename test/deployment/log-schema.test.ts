@@ -199,9 +199,9 @@ describe('built Worker in Miniflare', () => {
     }
     const parsed = validated(lines, WORKER_SECRETS);
     expect(parsed.find((l) => l.msg === 'poll run')).toMatchObject({ consumer: 'poller', acked: 1 });
-    // The poller's group exists (it polled); the waker never ran, so its probe fails (NOGROUP), logged in the same schema.
+    // The poller's group exists (it polled); the waker never ran: its group is not created yet.
     expect(parsed.find((l) => l.msg === 'backlog' && l.consumer === 'poller')).toMatchObject({ pending: 0, oldestPendingAgeMs: 0, deadLetters: 0, lag: 0 });
-    expect(parsed.find((l) => l.consumer === 'waker' && l.job === 'backlog')).toMatchObject({ msg: 'backlog probe failed', error: { code: 'REDIS_COMMAND_FAILED' } });
+    expect(parsed.find((l) => l.consumer === 'waker' && l.job === 'backlog')).toMatchObject({ msg: 'backlog', pending: 0, detail: { group: 'not created yet' } });
     expect(parsed.some((l) => '_aws' in l)).toBe(false);
   });
 
