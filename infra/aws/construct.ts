@@ -110,7 +110,7 @@ export class SagaStreams extends Construct {
         memorySizeMb: props.memorySizeMb ?? 512,
         logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
         description: `${config.name}: ${description}`,
-        entry: writeHandlerFile({ entry, exportName, role, projectRoot, runtimeModule }),
+        entry: writeHandlerFile({ entry, exportName, role, projectRoot, runtimeModule, runsRelay: role === 'poll' && config.data.postgres?.relay !== undefined }),
         projectRoot,
         lockFile,
         // A REST-only deployment never loads ioredis (imported only when TCP is configured).
