@@ -29,9 +29,12 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_JOBS = ['poll', 'trim', 'relay', 'backlog', 'publish'] as const;
 export type LogJob = (typeof LOG_JOBS)[number];
 
-/** Numeric top-level fields. */
-export const COUNTER_FIELDS = [
-  ...COUNTERS,
+/**
+ * Numeric top-level fields besides the run report's COUNTERS. (A plain literal, not a spread
+ * of COUNTERS: only the checker reads the list, and a literal is dropped from bundles that do
+ * not use it — the Lambda poll bundle has a size budget.)
+ */
+const OTHER_COUNTERS = [
   'rounds',
   'durationMs',
   // trim
@@ -56,7 +59,11 @@ export const COUNTER_FIELDS = [
   // malformed wake-up messages and the like
   'count',
 ] as const;
-export type CounterField = (typeof COUNTER_FIELDS)[number];
+export type CounterField = (typeof COUNTERS)[number] | (typeof OTHER_COUNTERS)[number];
+
+function isCounterField(key: string): boolean {
+  return (COUNTERS as readonly string[]).includes(key) || (OTHER_COUNTERS as readonly string[]).includes(key);
+}
 export type Counters = Partial<Record<CounterField, number>>;
 
 const CONTEXT_FIELDS = ['job', 'component', 'consumer', 'stream', 'group', 'role'] as const;
@@ -104,7 +111,7 @@ export function formatLogLine(input: LogLineInput): string {
   for (const field of CONTEXT_FIELDS) if (input[field] !== undefined) line[field] = input[field];
   if (input.stoppedForDeadline !== undefined) line.stoppedForDeadline = input.stoppedForDeadline;
   for (const [name, value] of Object.entries(input.counters ?? {})) if (value !== undefined) line[name] = value;
-  if (input.error !== undefined) line.error = logError(input.error);
+  if (input.error !== undefined) line.error = describeThrown(input.error);
   if (input.detail !== undefined) line.detail = input.detail;
   if (input.emf) {
     Object.assign(line, input.emf.dimensions);
@@ -131,16 +138,14 @@ export interface FailureContext {
   readonly now: () => number;
 }
 
-/** Not enough time left is expected under load: a warning, not an error. */
-const REFUSALS = new Set(['RUN_DEADLINE_TOO_CLOSE']);
-
 /**
  * The line for a job that failed or refused to start — the same on every platform:
  * `poll run failed` / `poll run refused to start`, `backlog probe failed`, …
  */
 export function failureLine(context: FailureContext, error: unknown): string {
-  const described = logError(error);
-  const refused = described.code !== undefined && REFUSALS.has(described.code);
+  const described = describeThrown(error);
+  // Not enough time left is expected under load: a warning, not an error.
+  const refused = described.code === 'RUN_DEADLINE_TOO_CLOSE';
   const what = context.job === 'backlog' ? 'backlog probe' : context.job === 'publish' ? 'publish API' : `${context.job} run`;
   return formatLogLine({
     level: refused ? 'warn' : 'error',
@@ -181,7 +186,7 @@ function fieldProblems(key: string, value: unknown): string[] {
   if ((CONTEXT_FIELDS as readonly string[]).includes(key) || (EMF_DIMENSIONS as readonly string[]).includes(key)) {
     return typeof value === 'string' && value !== '' ? [] : [`${key}: must be a non-empty string`];
   }
-  if ((COUNTER_FIELDS as readonly string[]).includes(key)) return Number.isFinite(value) ? [] : [`${key}: must be a finite number`];
+  if (isCounterField(key)) return Number.isFinite(value) ? [] : [`${key}: must be a finite number`];
   if (key === 'stoppedForDeadline') return typeof value === 'boolean' ? [] : [`${key}: must be a boolean`];
   if (key === 'error') return errorProblems(value);
   if (key === 'detail') return isObject(value) ? [] : ['detail: must be an object'];

@@ -35,15 +35,11 @@ export function redisSecretNames(config: DeploymentConfig): string[] {
   return rest ? [rest.urlEnv, rest.tokenEnv] : [];
 }
 
-function postgresSecrets(config: DeploymentConfig, role: FunctionRole, only: string | undefined): readonly string[] {
-  if (role === 'relay') return config.secrets.relay;
-  // The shared poll function also runs the outbox relay (unless narrowed to one consumer).
-  if (role === 'poll' && only === undefined && config.data.postgres?.relay) return config.secrets.relay;
-  // Handlers reach the database.
-  return role === 'publish' || role === 'trim' ? [] : config.secrets.database;
-}
-
 export function secretNamesOf(config: DeploymentConfig, role: FunctionRole, only?: string): string[] {
   const own = role === 'publish' ? config.secrets.publishApi : consumersOf(config, role, only).flatMap((plan) => config.secrets.consumer(plan.name));
-  return [...new Set([...redisSecretNames(config), ...own, ...postgresSecrets(config, role, only)])].sort();
+  // The relay reads the database and signs as every publishing producer; the shared poll
+  // function runs it (unless narrowed to one consumer). Handlers reach the database.
+  const relay = role === 'relay' || (role === 'poll' && only === undefined && config.data.postgres?.relay !== undefined);
+  const postgres = relay ? config.secrets.relay : role === 'publish' || role === 'trim' ? [] : config.secrets.database;
+  return [...new Set([...redisSecretNames(config), ...own, ...postgres])].sort();
 }

@@ -13,7 +13,8 @@
  */
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { readSecrets, type SecretEnv } from '../../../src/deployment/secrets';
-import { consumersToWake, wakeUpMessageFor } from '../../../src/deployment/wake-up';
+import { wakeUpConsumers } from '../../../src/deployment/jobs';
+import { wakeUpMessageFor } from '../../../src/deployment/wake-up';
 import { ConfigError } from '../../../src/ground/errors';
 
 /** JSON object consumer → queue URL, set by the CDK construct for isolated consumers. */
@@ -40,7 +41,8 @@ export function sqsWakeUp(config: DeploymentConfig, env: SecretEnv, sqs?: SqsSen
   return async (streams) => {
     const message = wakeUpMessageFor(config, streams);
     if (!message) return;
-    const queues = perConsumer ? consumersToWake(config, [message]).flatMap((name) => perConsumer[name] ?? []) : [shared!];
+    // Each consumer reads one stream: the woken consumers of distinct streams are distinct.
+    const queues = perConsumer ? message.streams.flatMap((stream) => wakeUpConsumers(config, stream).flatMap((name) => perConsumer[name] ?? [])) : [shared!];
     const { SQSClient, SendMessageCommand } = await loadSqs();
     client ??= new SQSClient({});
     const body = JSON.stringify(message);
@@ -51,15 +53,9 @@ export function sqsWakeUp(config: DeploymentConfig, env: SecretEnv, sqs?: SqsSen
 /** The per-consumer queue URLs, when the stack isolates consumers; a malformed value fails start-up. */
 export function consumerQueues(env: SecretEnv): Readonly<Record<string, string>> | undefined {
   const text = env[WAKE_UP_QUEUES_ENV];
-  if (text === undefined || text === '') return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((url) => typeof url !== 'string')) {
-    throw new ConfigError('wake-up queues', [{ path: WAKE_UP_QUEUES_ENV, message: 'must be a JSON object of consumer name → queue URL' }]);
-  }
+  if (!text) return undefined;
+  // Written by the construct, not by hand: a shape check is enough (kept small, the poll bundle has a budget).
+  const value: unknown = text.startsWith('{') ? JSON.parse(text) : undefined;
+  if (typeof value !== 'object') throw new ConfigError('wake-up queues', [{ path: WAKE_UP_QUEUES_ENV, message: 'must be a JSON object of consumer name → queue URL' }]);
   return value as Record<string, string>;
 }
