@@ -106,12 +106,19 @@ export function logError(thrown: unknown): LogError {
   return describeThrown(thrown);
 }
 
+/** A thrown value, or one already described (`describeError`): only its name, code and message. */
+function errorOf(error: unknown): LogError {
+  if (error instanceof Error || typeof error !== 'object' || error === null || typeof (error as LogError).name !== 'string') return describeThrown(error);
+  const { name, code, message } = error as LogError;
+  return { name, ...(typeof code === 'string' ? { code } : {}), ...(typeof message === 'string' ? { message } : {}) };
+}
+
 export function formatLogLine(input: LogLineInput): string {
   const line: Record<string, unknown> = { level: input.level, msg: input.msg, deployment: input.deployment, timestamp: input.timestamp };
   for (const field of CONTEXT_FIELDS) if (input[field] !== undefined) line[field] = input[field];
   if (input.stoppedForDeadline !== undefined) line.stoppedForDeadline = input.stoppedForDeadline;
   for (const [name, value] of Object.entries(input.counters ?? {})) if (value !== undefined) line[name] = value;
-  if (input.error !== undefined) line.error = describeThrown(input.error);
+  if (input.error !== undefined) line.error = errorOf(input.error);
   if (input.detail !== undefined) line.detail = input.detail;
   if (input.emf) {
     Object.assign(line, input.emf.dimensions);

@@ -15,7 +15,8 @@ import { createLambdaHandlers } from '../../functions/aws/index';
 import { MAX_COMPATIBILITY_DATE } from '../../infra/cloudflare/check';
 import { createConsumerLoops } from '../../local/consumer-loops';
 import { connectTcp } from '../../src/deployment/connect-tcp';
-import { logLineProblems } from '../../src/deployment/log-line';
+import { formatLogLine, logLineProblems } from '../../src/deployment/log-line';
+import { describeError } from '../../src/http/log';
 import { createRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
 import { nodeHmac } from '../../src/node/crypto';
@@ -218,6 +219,14 @@ describe('built Worker in Miniflare', () => {
     const parsed = validated(lines, WORKER_SECRETS);
     expect(parsed).toContainEqual(expect.objectContaining({ level: 'error', msg: 'poll run failed', consumer: 'poller', error: expect.objectContaining({ code: 'REDIS_UNAVAILABLE' }) }));
     expect(msgs(parsed)).toEqual(expect.arrayContaining(['wake-ups disabled', 'redis unavailable']));
+  });
+});
+
+describe('formatLogLine', () => {
+  it('keeps an error already described (describeError) as it was, not as a thrown object', () => {
+    const described = describeError(Object.assign(new Error('down'), { code: 'REDIS_UNAVAILABLE' }));
+    const line = JSON.parse(formatLogLine({ level: 'error', msg: 'x', deployment: 'd', timestamp: 1, error: described })) as Line;
+    expect(line.error).toEqual({ name: 'Error', code: 'REDIS_UNAVAILABLE', message: 'down' });
   });
 });
 
