@@ -108,9 +108,14 @@ export function logError(thrown: unknown): LogError {
 
 /** A thrown value, or one already described (`describeError`): only its name, code and message. */
 function errorOf(error: unknown): LogError {
-  if (error instanceof Error || typeof error !== 'object' || error === null || typeof (error as LogError).name !== 'string') return describeThrown(error);
-  const { name, code, message } = error as LogError;
-  return { name, ...(typeof code === 'string' ? { code } : {}), ...(typeof message === 'string' ? { message } : {}) };
+  try {
+    if (error instanceof Error || typeof error !== 'object' || error === null || typeof (error as LogError).name !== 'string') return describeThrown(error);
+    const { name, code, message } = error as LogError;
+    return { name, ...(typeof code === 'string' ? { code } : {}), ...(typeof message === 'string' ? { message } : {}) };
+  } catch {
+    // A value nothing can inspect (e.g. a revoked proxy: even instanceof throws).
+    return describeThrown(error);
+  }
 }
 
 export function formatLogLine(input: LogLineInput): string {
