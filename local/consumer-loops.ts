@@ -8,7 +8,7 @@
 import { runPollJob, runRelayJob, runTrimJob } from '../src/deployment/jobs';
 import { runLogLine, type JobReport } from '../src/deployment/log';
 import type { DeploymentRuntime } from '../src/deployment/runtime';
-import { errorCode } from '../src/ground/errors';
+import { failureLine } from '../src/deployment/log-line';
 
 export interface ConsumerLoopsOptions {
   readonly runtime: DeploymentRuntime;
@@ -43,18 +43,8 @@ export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCom
   const relaying: LoopState = { running: undefined, again: false };
 
   const emit = log;
-  const failed = (job: string, consumer: string | undefined, error: unknown) =>
-    emit(
-      JSON.stringify({
-        level: 'error',
-        msg: `${job} run failed`,
-        deployment,
-        job,
-        ...(consumer ? { consumer } : {}),
-        timestamp: Date.now(),
-        error: { code: errorCode(error) ?? 'UNEXPECTED', message: error instanceof Error ? error.message : String(error) },
-      }),
-    );
+  const failed = (job: 'poll' | 'trim' | 'relay', consumer: string | undefined, error: unknown) =>
+    emit(failureLine({ deployment, job, consumer, now: Date.now }, error));
   const report = (result: JobReport) => emit(runLogLine(result, { deployment }));
 
   // The relay publishes what handlers committed to the outbox; its appends wake the next step.

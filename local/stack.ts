@@ -10,6 +10,7 @@
 import { Hono } from 'hono';
 import { connectTcp } from '../src/deployment/connect-tcp';
 import type { DeploymentConfig } from '../src/deployment/define-config';
+import { formatLogLine } from '../src/deployment/log-line';
 import { createRuntime } from '../src/deployment/runtime';
 import { nodeHmac } from '../src/node/crypto';
 import type { SecretEnv } from '../src/deployment/secrets';
@@ -122,7 +123,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (options.demo) {
       const demo = options.demo;
       const unsubscribe = demo.onFinished((fields) =>
-        out(JSON.stringify({ level: 'info', msg: 'saga finished', deployment: config.name, timestamp: Date.now(), ...fields })),
+        out(formatLogLine({ level: 'info', msg: 'saga finished', deployment: config.name, timestamp: Date.now(), detail: fields })),
       );
       stops.push(async () => unsubscribe());
     }

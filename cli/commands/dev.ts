@@ -5,6 +5,7 @@
  */
 import { isLocalDemo } from '../../local/demo';
 import { startLocalStack } from '../../local/stack';
+import { formatLogLine } from '../../src/deployment/log-line';
 import type { Migration } from '../../src/postgres/migrations';
 import type { CommandContext } from '../context';
 import { UsageError } from '../exit-codes';
@@ -36,7 +37,7 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
   const migrations = Array.isArray(loaded.module.migrations) ? (loaded.module.migrations as Migration[]) : undefined;
   const stack = await startLocalStack({ config, env: io.env, demo, port, host: args.string('host') ?? '127.0.0.1', out: io.out, err: io.err, migrations, cwd: io.cwd });
   try {
-    io.out(JSON.stringify({ level: 'info', msg: 'local stack started', deployment: config.name, timestamp: Date.now(), api: stack.apiUrl, dashboard: stack.dashboard.url, redis: stack.redis.display, privateRedis: stack.redis.private }));
+    io.out(formatLogLine({ level: 'info', msg: 'local stack started', deployment: config.name, timestamp: Date.now(), detail: { api: stack.apiUrl, dashboard: stack.dashboard.url, redis: stack.redis.display, privateRedis: stack.redis.private } }));
     io.err(`saga-streams dev — ${config.name}`);
     io.err(`  redis        ${stack.redis.display}${stack.redis.private ? ' (private redis-server, stopped on exit)' : ''}`);
     if (stack.database) io.err(`  database     ${stack.database.display}`);
@@ -59,5 +60,5 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
   } finally {
     await stack.stop();
   }
-  io.out(JSON.stringify({ level: 'info', msg: 'local stack stopped', deployment: config.name, timestamp: Date.now() }));
+  io.out(formatLogLine({ level: 'info', msg: 'local stack stopped', deployment: config.name, timestamp: Date.now() }));
 }

@@ -36,18 +36,24 @@ export interface LambdaHandlers {
   readonly publish: ReturnType<typeof createPublishHandler>;
 }
 
-/** Each handler connects (and resolves its own secrets) on its first invocation only. */
-export function createLambdaHandlers(config: DeploymentConfig, deps: LambdaDeps = {}): LambdaHandlers {
+/** The shared poll function's handler: scheduled polls, and the outbox relay on `{"job": "relay"}`. */
+export function createPollFunctionHandler(config: DeploymentConfig, deps: LambdaDeps = {}): LambdaHandlers['poll'] {
   const poll = createScheduledPollHandler(config, deps);
   const relay = createScheduledRelayHandler(config, deps);
+  return (event: ScheduledPollEvent, context) => (isRelayEvent(event) ? relay(event, context) : poll(event, context));
+}
+
+/** Each handler connects (and resolves its own secrets) on its first invocation only. */
+export function createLambdaHandlers(config: DeploymentConfig, deps: LambdaDeps = {}): LambdaHandlers {
   return {
-    poll: (event: ScheduledPollEvent, context) => (isRelayEvent(event) ? relay(event, context) : poll(event, context)),
+    poll: createPollFunctionHandler(config, deps),
     wakeUp: createWakeUpPollHandler(config, deps),
     trim: createTrimHandler(config, deps),
     publish: createPublishHandler(config, deps),
   };
 }
 
+export { createConsumerHandler } from './lib/consumer-function';
 export { createPublishHandler, createScheduledPollHandler, createScheduledRelayHandler, createTrimHandler, createWakeUpPollHandler };
 export type { LambdaDeps } from './lib/deps';
 export type { SecretFetcher } from './lib/secret-env';

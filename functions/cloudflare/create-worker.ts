@@ -12,11 +12,12 @@
 import type { Hono } from 'hono';
 import { connectRest } from '../../src/deployment/connect-rest';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
+import { logBacklogs } from '../../src/deployment/backlog-job';
 import { jobsForCron } from '../../src/deployment/jobs';
+import { formatLogLine, type LogLevel } from '../../src/deployment/log-line';
 import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';
 import type { SqlDatabase } from '../../src/postgres/sql';
-import { describeError } from '../../src/web/log';
 import { problemResponse } from '../../src/web/problems';
 import { consumersToWake, parseWakeUpMessage, type WakeUpMessage } from '../../src/deployment/wake-up';
 import { deadlineWithin, QUEUE_LIMIT_MS, SCHEDULED_LIMIT_MS } from './budget';
@@ -45,8 +46,8 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
   const log = options.log ?? ((line: string) => console.log(line));
   const now = options.now ?? Date.now;
   const states = new WeakMap<WorkerEnv, WorkerState>();
-  const logLine = (level: string, msg: string, fields: Record<string, unknown>) =>
-    log(JSON.stringify({ level, msg, deployment: config.name, timestamp: now(), ...fields }));
+  const logLine = (level: LogLevel, msg: string, fields: { error?: unknown; detail?: Record<string, unknown> }) =>
+    log(formatLogLine({ level, msg, deployment: config.name, timestamp: now(), ...fields }));
 
   const stateFor = (env: WorkerEnv): WorkerState => {
     const cached = states.get(env);
@@ -59,7 +60,7 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
     try {
       wakeUp = queueWakeUp(config, env);
     } catch (error) {
-      logLine('warn', 'wake-ups disabled', { error: describeError(error) });
+      logLine('warn', 'wake-ups disabled', { error });
     }
     const database = options.database ? () => options.database!(env) : undefined;
     const runtime = createRuntime(config, { port: connectRest(config, secrets), env: secrets, now: options.now, wakeUp, log, database });
@@ -77,7 +78,7 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
     try {
       return stateFor(env).runtime;
     } catch (error) {
-      logLine('error', 'worker misconfigured', { error: describeError(error) });
+      logLine('error', 'worker misconfigured', { error });
       throw error;
     }
   };
@@ -96,7 +97,7 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
       try {
         app = stateFor(env).app();
       } catch (error) {
-        logLine('error', 'worker misconfigured', { error: describeError(error) });
+        logLine('error', 'worker misconfigured', { error });
         return problemResponse('server_misconfigured', 'the Worker is missing configuration; see its logs');
       }
       return app.fetch(request, env, ctx as Parameters<Hono['fetch']>[2]);
@@ -105,11 +106,15 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
     async scheduled(controller, env) {
       const jobs = jobsForCron(config, controller.cron);
       if (jobs.length === 0) {
-        logLine('warn', 'no job is scheduled on this cron expression', { cron: controller.cron });
+        logLine('warn', 'no job is scheduled on this cron expression', { detail: { cron: controller.cron } });
         return;
       }
       const deadline = deadlineWithin(SCHEDULED_LIMIT_MS, now());
-      throwIfAnyFailed(await runJobs(runtimeFor(env), jobs, { deadline, log, now }));
+      const runtime = runtimeFor(env);
+      const outcomes = await runJobs(runtime, jobs, { deadline, log, now });
+      // After the trim, as on AWS: one `backlog` line per consumer, what a log alert filters on.
+      if (jobs.some((job) => job.kind === 'trim')) await logBacklogs(runtime, { log, now });
+      throwIfAnyFailed(outcomes);
     },
 
     async queue(batch: MessageBatch, env) {
@@ -119,7 +124,7 @@ export function createWorker(config: DeploymentConfig, options: WorkerOptions = 
         if (wake) valid.push({ message, wake });
         else {
           // Retrying cannot repair a malformed message; the next cron tick polls anyway.
-          logLine('warn', 'dropped a message that is not a wake-up', { queue: batch.queue, id: message.id });
+          logLine('warn', 'dropped a message that is not a wake-up', { detail: { queue: batch.queue, id: message.id } });
           message.ack();
         }
       }

@@ -1,12 +1,12 @@
 /**
  * Runs the jobs one invocation stands for — concurrently, under one deadline, so a slow
  * consumer cannot starve the others of the invocation's time — and writes one JSON line
- * per job: the run report (SPEC §8), or the failure's name, code and message.
+ * per job: the run report (SPEC §8), or the failure line (log-line.ts), as on every platform.
  */
 import { runPollJob, runRelayJob, runTrimJob, type Job } from '../../src/deployment/jobs';
 import { runLogLine } from '../../src/deployment/log';
 import type { DeploymentRuntime } from '../../src/deployment/runtime';
-import { describeError } from '../../src/web/log';
+import { failureLine } from '../../src/deployment/log-line';
 
 export interface JobOutcome {
   readonly job: Job;
@@ -32,17 +32,7 @@ async function runOne(runtime: DeploymentRuntime, job: Job, options: RunJobsOpti
     options.log(runLogLine(report, { deployment, now: options.now }));
     return { job, ok: true };
   } catch (error) {
-    options.log(
-      JSON.stringify({
-        level: 'error',
-        msg: `${job.kind} run failed`,
-        deployment,
-        job: job.kind,
-        ...(job.kind === 'poll' ? { consumer: job.consumer } : {}),
-        timestamp: options.now(),
-        error: describeError(error),
-      }),
-    );
+    options.log(failureLine({ deployment, job: job.kind, consumer: job.kind === 'poll' ? job.consumer : undefined, now: options.now }, error));
     return { job, ok: false };
   }
 }

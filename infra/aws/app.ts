@@ -4,7 +4,7 @@
  * the published `saga-streams/aws`). Secrets default to Secrets Manager secrets named
  * `<deployment>/<VARIABLE>`; override per variable in cdk.json context
  * `sagaStreams:secrets`, e.g. `{"REDIS_URL": {"ssmParameter": "/order-saga/redis-url"}}`,
- * and set `sagaStreams:alarmTopicArn` to be notified.
+ * and set `sagaStreams:alarmTopicArn` to use an existing topic (else the stack creates one).
  */
 import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
@@ -22,6 +22,7 @@ new SagaStreamsStack(app, `${loadEntryConfig(entry).name}-saga-streams`, {
   entry,
   runtimeModule,
   secrets,
-  alarms: { topicArn },
+  // Without a topic ARN the construct creates a topic (output AlarmTopicArn) to subscribe to.
+  alarmTopicArn: topicArn,
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

@@ -6,6 +6,7 @@
  * Secrets extension layer the handlers read their secrets through.
  */
 import { Duration } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -24,6 +25,22 @@ export interface SagaFunctionOptions {
   readonly lockFile: string;
   /** Modules the function never loads (e.g. ioredis for a REST-only deployment): left out of the bundle. */
   readonly externals: readonly string[];
+  /** Concurrent executions reserved for (and capping) this function; undefined: the unreserved pool. */
+  readonly reservedConcurrency?: number;
+  readonly network?: FunctionNetwork;
+}
+
+/**
+ * A VPC for every function (ElastiCache / MemoryDB are reachable only from inside one). The
+ * functions then also need a route to Secrets Manager / SSM (the extension reads secrets
+ * there) and SQS: a NAT gateway or interface VPC endpoints.
+ */
+export interface FunctionNetwork {
+  readonly vpc: ec2.IVpc;
+  /** Default: the VPC's private subnets. */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** Default: one security group per function, all egress allowed. */
+  readonly securityGroups?: ec2.ISecurityGroup[];
 }
 
 export function sagaFunction(scope: Construct, id: string, options: SagaFunctionOptions): NodejsFunction {
@@ -39,6 +56,10 @@ export function sagaFunction(scope: Construct, id: string, options: SagaFunction
     timeout: Duration.seconds(Math.ceil(options.timeoutMs / 1_000)),
     memorySize: options.memorySizeMb,
     logGroup,
+    reservedConcurrentExecutions: options.reservedConcurrency,
+    vpc: options.network?.vpc,
+    vpcSubnets: options.network?.vpcSubnets,
+    securityGroups: options.network?.securityGroups,
     environment: { NODE_OPTIONS: '--enable-source-maps' },
     paramsAndSecrets: lambda.ParamsAndSecretsLayerVersion.fromVersion(lambda.ParamsAndSecretsVersions.V1_0_103, {
       cacheEnabled: true,

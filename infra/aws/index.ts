@@ -12,4 +12,6 @@ export type { SagaStreamsStackProps } from './stack';
 export { defaultSecretSources } from './secrets';
 export type { SecretSources, SecretSource } from './secrets';
 export type { AlarmOptions } from './alarms';
+export type { ReservedConcurrency } from './concurrency';
+export type { FunctionNetwork } from './function';
 export { loadEntryConfig } from './load-entry';

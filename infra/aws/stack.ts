@@ -5,11 +5,16 @@
  */
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { FunctionRole } from '../../functions/aws/lib/roles';
 import { SagaStreams, type SagaStreamsProps } from './construct';
 
-export type SagaStreamsStackProps = StackProps & SagaStreamsProps;
+export type SagaStreamsStackProps = StackProps &
+  SagaStreamsProps & {
+    /** An existing topic for the alarms, by ARN (what `alarmTopic` takes as a construct). */
+    readonly alarmTopicArn?: string;
+  };
 
 export class SagaStreamsStack extends Stack {
   readonly saga: SagaStreams;
@@ -17,7 +22,8 @@ export class SagaStreamsStack extends Stack {
 
   constructor(scope: Construct, id: string, props: SagaStreamsStackProps) {
     super(scope, id, props);
-    this.saga = new SagaStreams(this, 'Saga', props);
+    const alarmTopic = props.alarmTopicArn ? sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn) : props.alarmTopic;
+    this.saga = new SagaStreams(this, 'Saga', { ...props, alarmTopic });
     this.functions = this.saga.functions;
   }
 }

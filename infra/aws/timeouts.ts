@@ -19,8 +19,8 @@ import { consumersOf, type FunctionRole } from '../../functions/aws/lib/roles';
 
 export type FunctionTimeouts = Readonly<Record<FunctionRole, number>>;
 
-function pollRoleProblems(config: DeploymentConfig, role: 'poll' | 'wake-up', timeoutMs: number): ConfigProblem[] {
-  const plans = consumersOf(config, role);
+function pollRoleProblems(config: DeploymentConfig, role: 'poll' | 'wake-up' | 'consumer', timeoutMs: number, only?: string): ConfigProblem[] {
+  const plans = consumersOf(config, role, only);
   if (plans.length === 0) return [];
   const longest = Math.max(...plans.map((plan) => plan.config.runBudgetMs));
   const derivation = `longest runBudgetMs ${longest} + start-up ${STARTUP_ALLOWANCE_MS} + reserve ${POLL_RESERVE_MS}, in whole seconds`;
@@ -38,13 +38,24 @@ function pollRoleProblems(config: DeploymentConfig, role: 'poll' | 'wake-up', ti
 }
 
 /** Each function's timeout in ms, and the problems that make the config undeployable. */
-export function deriveTimeouts(config: DeploymentConfig): { timeouts: FunctionTimeouts; problems: ConfigProblem[] } {
+export function deriveTimeouts(config: DeploymentConfig, isolated = false): { timeouts: FunctionTimeouts; problems: ConfigProblem[] } {
   const timeouts: FunctionTimeouts = {
     poll: pollTimeoutMs(consumersOf(config, 'poll').map((plan) => plan.config)),
     'wake-up': pollTimeoutMs(consumersOf(config, 'wake-up').map((plan) => plan.config)),
     trim: TRIM_TIMEOUT_MS,
     publish: PUBLISH_TIMEOUT_MS,
+    // Isolated layout: per consumer (consumerTimeoutMs); the relay holds no entries, so no minIdle bound.
+    consumer: pollTimeoutMs([...config.consumers.values()].map((plan) => plan.config)),
+    relay: TRIM_TIMEOUT_MS,
   };
-  const problems = [...pollRoleProblems(config, 'poll', timeouts.poll), ...pollRoleProblems(config, 'wake-up', timeouts['wake-up'])];
+  // Isolated: each consumer shares its function with no other, so only its own budget counts.
+  const problems = isolated
+    ? [...config.consumers.keys()].flatMap((name) => pollRoleProblems(config, 'consumer', consumerTimeoutMs(config, name), name))
+    : [...pollRoleProblems(config, 'poll', timeouts.poll), ...pollRoleProblems(config, 'wake-up', timeouts['wake-up'])];
   return { timeouts, problems };
+}
+
+/** The timeout of one consumer's own function (isolated layout): its run budget only. */
+export function consumerTimeoutMs(config: DeploymentConfig, consumer: string): number {
+  return pollTimeoutMs([config.consumers.get(consumer)!.config]);
 }

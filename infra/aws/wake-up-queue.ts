@@ -20,13 +20,19 @@ export interface WakeUpQueues {
   readonly deadLetters: sqs.Queue;
 }
 
-export function wakeUpQueues(scope: Construct, functionTimeoutMs: number): WakeUpQueues {
-  const deadLetters = new sqs.Queue(scope, 'WakeUpDlq', {
-    retentionPeriod: Duration.days(14),
-    encryption: sqs.QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-  });
-  const queue = new sqs.Queue(scope, 'WakeUpQueue', {
+/**
+ * `id` tells apart the queues of isolated consumers (one each, e.g. `WakeUpQueue-payment`),
+ * which share one DLQ (`deadLetters`).
+ */
+export function wakeUpQueues(scope: Construct, functionTimeoutMs: number, options: { id?: string; deadLetters?: sqs.Queue } = {}): WakeUpQueues {
+  const deadLetters =
+    options.deadLetters ??
+    new sqs.Queue(scope, 'WakeUpDlq', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+  const queue = new sqs.Queue(scope, options.id ?? 'WakeUpQueue', {
     // A wake-up is worthless after the next scheduled poll; a day covers outages.
     retentionPeriod: Duration.days(1),
     visibilityTimeout: Duration.seconds(Math.min(SQS_MAX_VISIBILITY_S, VISIBILITY_FACTOR * Math.ceil(functionTimeoutMs / 1_000))),
@@ -37,7 +43,11 @@ export function wakeUpQueues(scope: Construct, functionTimeoutMs: number): WakeU
   return { queue, deadLetters };
 }
 
-/** Polls on wake-ups; a message whose poll failed comes back alone (partial batch response). */
-export function subscribeWakeUps(fn: lambda.Function, queue: sqs.IQueue): void {
-  fn.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true }));
+/**
+ * Polls on wake-ups; a message whose poll failed comes back alone (partial batch response).
+ * `maxConcurrency` bounds the pollers the trigger runs at once (each opens a Redis
+ * connection): a burst of publishes waits in the queue instead.
+ */
+export function subscribeWakeUps(fn: lambda.Function, queue: sqs.IQueue, maxConcurrency: number): void {
+  fn.addEventSource(new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency }));
 }

@@ -1,11 +1,16 @@
 /**
- * One structured JSON line per run (SPEC §8), low-cardinality; optionally in CloudWatch
- * Embedded Metric Format so alarms can be built from the log without a metrics client.
+ * One structured JSON line per run (SPEC §8), low-cardinality, in the schema of
+ * log-line.ts; optionally in CloudWatch Embedded Metric Format so alarms can be built from
+ * the log without a metrics client.
  */
 import { COUNTERS } from '../report';
+import type { Backlog } from '../probes/backlog';
 import type { PollJobReport, RelayJobReport, TrimJobReport } from './jobs';
+import { formatLogLine, type CounterField, type Counters, type EmfSpec } from './log-line';
 
 export const METRIC_NAMESPACE = 'SagaStreams';
+export const DIMENSION_DEPLOYMENT = 'Deployment';
+export const DIMENSION_CONSUMER = 'Consumer';
 
 export type JobReport = PollJobReport | TrimJobReport | RelayJobReport;
 
@@ -19,58 +24,110 @@ export interface LogOptions {
 // Every run counter but the handler time sum (logged as a plain field), and the duration.
 const POLL_METRICS = [...COUNTERS.filter((name) => name !== 'handlerMicrosSum'), 'durationMs'] as const;
 
+function emfFor(deployment: string, consumer: string, metrics: readonly CounterField[]): EmfSpec {
+  return {
+    namespace: METRIC_NAMESPACE,
+    dimensions: { [DIMENSION_DEPLOYMENT]: deployment, [DIMENSION_CONSUMER]: consumer },
+    metrics: metrics.map((name) => ({ name, unit: name === 'durationMs' || name === 'oldestPendingAgeMs' ? 'Milliseconds' : 'Count' })),
+  };
+}
+
 export function runLogLine(result: JobReport, options: LogOptions): string {
   const timestamp = (options.now ?? Date.now)();
+  const { deployment } = options;
   if (result.job === 'relay') {
     const { relay, pruned } = result;
-    const level = relay.refused > 0 ? 'error' : 'info';
-    return JSON.stringify({ level, msg: 'relay run', deployment: options.deployment, job: 'relay', timestamp, ...relay, ...pruned });
+    return formatLogLine({ level: relay.refused > 0 ? 'error' : 'info', msg: 'relay run', deployment, job: 'relay', timestamp, counters: { ...relay, ...pruned } });
   }
   if (result.job === 'trim') {
-    const removed = result.streams.reduce((sum, s) => sum + s.retention.stream.removed, 0);
-    const deadLettersRemoved = result.streams.reduce((sum, s) => sum + s.retention.deadLetters.removed, 0);
-    const consumersReaped = result.streams.reduce((sum, s) => sum + s.retention.consumers.deleted.length, 0);
-    return JSON.stringify({
+    const sum = (pick: (s: TrimJobReport['streams'][number]) => number) => result.streams.reduce((total, s) => total + pick(s), 0);
+    return formatLogLine({
       level: 'info',
       msg: 'trim run',
-      deployment: options.deployment,
+      deployment,
       job: 'trim',
       timestamp,
-      removed,
-      deadLettersRemoved,
-      consumersReaped,
-      streams: result.streams.map((s) => ({ stream: s.name, status: s.retention.stream.status, removed: s.retention.stream.removed })),
+      counters: {
+        removed: sum((s) => s.retention.stream.removed),
+        deadLettersRemoved: sum((s) => s.retention.deadLetters.removed),
+        consumersReaped: sum((s) => s.retention.consumers.deleted.length),
+      },
+      detail: { streams: result.streams.map((s) => ({ stream: s.name, status: s.retention.stream.status, removed: s.retention.stream.removed })) },
     });
   }
   const { report } = result;
-  const fields: Record<string, unknown> = {
+  const counters: Counters = { rounds: report.rounds, handlerMicrosSum: report.handlerMicrosSum };
+  for (const metric of POLL_METRICS) counters[metric] = report[metric];
+  return formatLogLine({
     // Deleted-pending entries and handler contract errors are bugs or data loss to look at.
     level: report.deletedPending > 0 || report.handlerContractErrors > 0 ? 'warn' : 'info',
     msg: 'poll run',
-    deployment: options.deployment,
+    deployment,
     job: 'poll',
     consumer: result.consumer,
     stream: result.stream,
     group: result.group,
     timestamp,
-    rounds: report.rounds,
     stoppedForDeadline: report.stoppedForDeadline,
-    handlerMicrosSum: report.handlerMicrosSum,
+    counters,
+    emf: options.emf ? emfFor(deployment, result.consumer, POLL_METRICS) : undefined,
+  });
+}
+
+export interface BacklogLineOptions {
+  readonly deployment: string;
+  readonly consumer: string;
+  readonly stream: string;
+  readonly group: string;
+  readonly now: () => number;
+  /** Emit CloudWatch Embedded Metric Format, so alarms can watch each value per consumer. */
+  readonly emf?: boolean;
+}
+
+/**
+ * The backlog probe of one consumer (msg `backlog`): pending, oldest pending age, lag,
+ * dead letters. No pending entries reads as age 0; an unknown lag is left out, not zeroed.
+ */
+export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): string {
+  const metrics: Counters = {
+    pending: backlog.pending,
+    oldestPendingAgeMs: backlog.oldestPendingAgeMs ?? 0,
+    deadLetters: backlog.deadLetters,
+    consumers: backlog.consumers,
+    ...(backlog.lag === null ? {} : { lag: backlog.lag }),
   };
-  for (const metric of POLL_METRICS) fields[metric] = report[metric];
-  if (options.emf) {
-    fields._aws = {
-      Timestamp: timestamp,
-      CloudWatchMetrics: [
-        {
-          Namespace: METRIC_NAMESPACE,
-          Dimensions: [['Deployment', 'Consumer']],
-          Metrics: POLL_METRICS.map((name) => ({ Name: name, Unit: name === 'durationMs' ? 'Milliseconds' : 'Count' })),
-        },
-      ],
-    };
-    fields.Deployment = options.deployment;
-    fields.Consumer = result.consumer;
-  }
-  return JSON.stringify(fields);
+  return formatLogLine({
+    level: 'info',
+    msg: 'backlog',
+    deployment: options.deployment,
+    job: 'backlog',
+    consumer: options.consumer,
+    stream: options.stream,
+    group: options.group,
+    timestamp: options.now(),
+    counters: { ...metrics, oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0 },
+    emf: options.emf ? emfFor(options.deployment, options.consumer, Object.keys(metrics) as CounterField[]) : undefined,
+  });
+}
+
+/**
+ * The backlog line of a consumer whose group does not exist yet (no run has created it):
+ * nothing was delivered, so nothing is pending — age 0, not a missing metric, or the
+ * oldest-pending alarm (missing data breaching) would fire on a healthy new deployment.
+ */
+export function missingGroupLogLine(options: BacklogLineOptions): string {
+  const metrics: Counters = { pending: 0, oldestPendingAgeMs: 0, consumers: 0 };
+  return formatLogLine({
+    level: 'info',
+    msg: 'backlog',
+    deployment: options.deployment,
+    job: 'backlog',
+    consumer: options.consumer,
+    stream: options.stream,
+    group: options.group,
+    timestamp: options.now(),
+    counters: metrics,
+    detail: { group: 'not created yet' },
+    emf: options.emf ? emfFor(options.deployment, options.consumer, Object.keys(metrics) as CounterField[]) : undefined,
+  });
 }

@@ -8,12 +8,12 @@ import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { parseStreamAuth } from '../auth/modes';
 import { withConsumerName } from '../config';
-import { describeThrown } from '../ground/errors';
 import type { Poller } from '../poller';
 import { createPublisher, type Publisher, type PublishResult } from '../publish/publisher';
 import type { RedisPort } from '../redis/port';
 import { parseRetentionConfig, type RetentionConfig } from '../retention/config';
 import type { DeploymentConfig } from './define-config';
+import { formatLogLine } from './log-line';
 import { postgresOf, type Postgres, type PostgresContext } from './postgres';
 import type { StreamAuthRef } from './schema';
 import { parseSecretKey, readSecrets, type SecretEnv } from './secrets';
@@ -44,16 +44,20 @@ export interface RuntimeOptions {
   readonly history?: boolean;
 }
 
+interface WakeUpLog {
+  readonly deployment: string;
+  readonly log: (line: string) => void;
+  readonly now: () => number;
+}
+
 /** Wraps a publisher so a confirmed append is followed by a wake-up of its streams. */
-function wakingPublisher(publisher: Publisher, wakeUp: NonNullable<RuntimeOptions['wakeUp']>, log: (line: string) => void): Publisher {
+function wakingPublisher(publisher: Publisher, wakeUp: NonNullable<RuntimeOptions['wakeUp']>, out: WakeUpLog): Publisher {
   const wake = async (results: readonly PublishResult[]) => {
     try {
       await wakeUp(results.map((r) => r.stream));
     } catch (error) {
       // A lost wake-up only delays delivery until the next scheduled poll.
-      const { name, message } = describeThrown(error);
-      const reason = message === undefined ? 'unknown error' : `${name}: ${message}`;
-      log(JSON.stringify({ level: 'warn', msg: 'wake-up not sent', reason }));
+      out.log(formatLogLine({ level: 'warn', msg: 'wake-up not sent', deployment: out.deployment, timestamp: out.now(), job: 'publish', error }));
     }
   };
   return {
@@ -140,7 +144,7 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
         ]),
       ),
     });
-    const published = options.wakeUp ? wakingPublisher(publisher, options.wakeUp, log) : publisher;
+    const published = options.wakeUp ? wakingPublisher(publisher, options.wakeUp, { deployment: config.name, log, now: options.now ?? Date.now }) : publisher;
     publishers.set(producer, published);
     return published;
   };

@@ -15,7 +15,7 @@ import { createDashboardApp, DASHBOARD_BASE, type DashboardAppOptions } from '..
 import { ConfigError } from '../ground/errors';
 import { responseForError } from './failures';
 import { createHandlers } from './handlers';
-import { createLogger, describeError, type LogSink } from '../web/log';
+import { createLogger, type LogSink } from '../web/log';
 import { problemResponse } from '../web/problems';
 import { deploymentReadiness, publicChecks } from './readiness';
 import { traceRequest } from '../telemetry/tracing';
@@ -48,7 +48,7 @@ export function createPublishApp(options: PublishAppOptions): Hono {
   const api = runtime.config.data.publishApi;
   if (!api) throw new ConfigError('publish API', [{ path: 'publishApi', message: 'is required to serve the publish API' }]);
   const tokens = createTokenAuthenticator(api.producers, options.env, runtime.hmac);
-  const log = createLogger(options.log ?? ((line) => console.log(line)), options.now ?? Date.now);
+  const log = createLogger(options.log ?? ((line) => console.log(line)), options.now ?? Date.now, runtime.config.name);
 
   const afterPublish = async (streams: readonly string[]): Promise<void> => {
     if (!wakeUp) return;
@@ -56,7 +56,7 @@ export function createPublishApp(options: PublishAppOptions): Hono {
     try {
       await wakeUp(unique);
     } catch (error) {
-      log.warn('wake-up failed; consumers poll at their next tick', { streams: unique, error: describeError(error) });
+      log.warn('wake-up failed; consumers poll at their next tick', { error, detail: { streams: unique } });
     }
   };
   const handlers = createHandlers({ runtime, tokens, bodyLimitBytes: api.bodyLimitBytes, maxBatch: api.maxBatch, afterPublish });
@@ -67,7 +67,7 @@ export function createPublishApp(options: PublishAppOptions): Hono {
     const readiness = await deploymentReadiness(runtime);
     const checks = publicChecks(readiness);
     if (readiness.ready) return c.json({ ready: true, checks });
-    log.warn('not ready', { failed: readiness.checks.filter((check) => !check.ok) });
+    log.warn('not ready', { detail: { failed: readiness.checks.filter((check) => !check.ok) } });
     return problemResponse('not_ready', 'a readiness check failed', { checks });
   });
   // A SERVER span per publish request; its publish span's context goes into the entries.

@@ -5,7 +5,7 @@
  * answered with a bare 500 — no message or stack ever reaches the client.
  */
 import { errorCode } from '../ground/errors';
-import { describeError, type Logger } from '../web/log';
+import type { Logger } from '../web/log';
 import { problemResponse } from '../web/problems';
 
 const UNAVAILABLE = new Set(['REDIS_UNAVAILABLE', 'PUBLISH_APPEND_FAILED']);
@@ -18,13 +18,13 @@ export function responseForError(error: unknown, log: Logger): Response {
   if (code === 'PUBLISH_ROUTE_UNKNOWN') return problemResponse('event_type_unknown');
   if (code === 'PUBLISH_KEY_REUSED') return problemResponse('idempotency_key_reused', error instanceof Error ? error.message : undefined);
   if (code !== undefined && UNAVAILABLE.has(code)) {
-    log.error('redis unavailable', { error: describeError(error) });
+    log.error('redis unavailable', { error });
     return problemResponse('redis_unavailable', 'Redis did not confirm the request; retry it with the same Idempotency-Key');
   }
   if (code === 'CONFIG_INVALID') {
-    log.error('publish API misconfigured', { error: describeError(error) });
+    log.error('publish API misconfigured', { error });
     return problemResponse('server_misconfigured', 'the server is missing configuration; see its logs');
   }
-  log.error('publish API request failed', { error: describeError(error) });
+  log.error('publish API request failed', { error });
   return problemResponse('internal_error');
 }

@@ -106,8 +106,8 @@ describe('saga-streams commands', () => {
     const lengthBefore = await admin.xlen(fixture.stream);
     const trim = await cli('trim', '--json');
     expect(trim.code).toBe(0);
-    const [line] = trim.json() as [{ job: string; removed: number; streams: Array<{ stream: string; status: string }> }];
-    expect(line).toMatchObject({ job: 'trim', streams: [{ stream: fixture.stream, status: 'trimmed' }] });
+    const [line] = trim.json() as [{ job: string; removed: number; detail: { streams: Array<{ stream: string; status: string }> } }];
+    expect(line).toMatchObject({ job: 'trim', detail: { streams: [{ stream: fixture.stream, status: 'trimmed' }] } });
     expect(line.removed).toBeGreaterThan(0);
     expect(await admin.xlen(fixture.stream)).toBe(lengthBefore - line.removed);
   });

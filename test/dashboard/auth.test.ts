@@ -42,7 +42,7 @@ describe('dashboard admin auth', () => {
     port = connectIoredis(inject('redisUrl'));
     const config = publishDeployment(uniquePrefix(), { dashboard: { adminTokenEnv: 'OPS_ADMIN_TOKEN' } });
     runtime = createRuntime(config, { port, env: { ...env, OPS_ADMIN_TOKEN: ADMIN_TOKEN } });
-    const log = createLogger((line) => lines.push(line), () => clock);
+    const log = createLogger((line) => lines.push(line), () => clock, 'auth-test');
     const dashboard = createDashboardApp({
       runtime,
       env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN },

@@ -151,7 +151,7 @@ describe('dashboard history', () => {
     await runPollJob(runtime, 'fulfilment', { deadline: Date.now() + 4_000 });
     await runTrimJob(runtime);
     expect(JSON.parse((await admin.lindex(jobRunsKey(config.name), 0))!)).toMatchObject({ job: 'trim', level: 'info', removed: 0 });
-    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now) });
+    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now, 'history-test') });
     const trims = (await (await app.request('/runs.json?job=trim', { headers: bearer })).json()) as { active: unknown[]; idle: Array<{ job: string }> };
     expect(trims.active).toEqual([]);
     expect(trims.idle.map((r) => r.job)).toEqual(['trim']);
@@ -171,7 +171,7 @@ describe('dashboard history', () => {
     await poll(runtime);
     await append(admin, stream, { event: 'order.placed', event_id: 'e1', payload: '{}' });
     await poll(runtime);
-    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now) });
+    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now, 'history-test') });
 
     const overview = (await (await app.request('/overview.json', { headers: bearer })).json()) as {
       consumers: Array<{ backlog: { consumer: string; deadLetters: number }; samples: unknown[] }>;
@@ -222,7 +222,7 @@ describe('dashboard history on Redis Cluster', () => {
     expect(await cluster.admin.llen(keys.samples)).toBe(1);
     expect(JSON.parse((await cluster.admin.lindex(keys.runs, 0))!)).toMatchObject({ acked: 1 });
 
-    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now) });
+    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now, 'history-test') });
     const runs = (await (await app.request('/runs.json', { headers: bearer })).json()) as { active: unknown[] };
     expect(runs.active).toHaveLength(1);
   });

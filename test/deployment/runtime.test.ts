@@ -11,6 +11,7 @@ import { defineConfig } from '../../src/deployment/define-config';
 import { runPollJob, runTrimJob } from '../../src/deployment/jobs';
 import { runLogLine } from '../../src/deployment/log';
 import { createRuntime } from '../../src/deployment/runtime';
+import { logLineProblems } from '../../src/deployment/log-line';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { encodeCommand, encodeResult } from '../../src/saga/envelopes';
@@ -217,9 +218,10 @@ describe.each(clientKinds)('deployment runtime over $name', (kind) => {
     await publisher.publish({ eventType: 'inventory.reserve', eventId: 'c-2', payload: '{}' });
     expect(await admin.xlen(`${prefix}:{c}:cmd`)).toBe(2);
     expect(lines.map((line) => JSON.parse(line))).toEqual([
-      { level: 'warn', msg: 'wake-up not sent', reason: 'Error: queue down' },
-      { level: 'warn', msg: 'wake-up not sent', reason: 'unknown error' },
+      expect.objectContaining({ level: 'warn', msg: 'wake-up not sent', job: 'publish', error: { name: 'Error', message: 'queue down' } }),
+      expect.objectContaining({ level: 'warn', msg: 'wake-up not sent', job: 'publish', error: { name: 'uninspectable' } }),
     ]);
+    expect(lines.map(logLineProblems)).toEqual([[], []]);
   });
 
   it('refuses a poll job with too little time left before sending any command', async () => {

@@ -269,7 +269,7 @@ describe.each(clientKinds)('publish API over $name', (kind) => {
     expect(res.status).toBe(202);
     expect(await admin.xlen(streams.orders)).toBe(1);
     expect(logs.map((l) => JSON.parse(l))).toEqual([
-      expect.objectContaining({ level: 'warn', msg: expect.stringContaining('wake-up failed'), streams: [streams.orders], error: { name: 'Error', message: 'queue down' } }),
+      expect.objectContaining({ level: 'warn', msg: expect.stringContaining('wake-up failed'), detail: { streams: [streams.orders] }, error: { name: 'Error', message: 'queue down' } }),
     ]);
   });
 

@@ -202,7 +202,7 @@ describe('AWS stack of the example deployment', () => {
     expect(senders).toHaveLength(3);
   });
 
-  it('alarms per consumer on oldest-pending age, deleted-pending and auth rejections from the EMF metrics', () => {
+  it('alarms per consumer on oldest-pending age, lag, deleted-pending, auth rejections and (scheduled ones) not running, from the EMF metrics', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map((a) => a.Properties);
     const watched = alarms
       .filter((a) => a.Namespace === 'SagaStreams')
@@ -212,7 +212,8 @@ describe('AWS stack of the example deployment', () => {
         expect(dims.Deployment).toBe('order-saga');
         return `${dims.Consumer} ${a.MetricName}`;
       });
-    const expected = [...config.consumers.keys()].flatMap((name) => ['oldestPendingAgeMs', 'deletedPending', 'authRejected'].map((m) => `${name} ${m}`));
+    const perConsumer = ['oldestPendingAgeMs', 'lag', 'deletedPending', 'authRejected'];
+    const expected = [...config.consumers.values()].flatMap((plan) => [...perConsumer, ...(plan.schedule ? ['durationMs'] : [])].map((m) => `${plan.name} ${m}`));
     expect(watched.sort()).toEqual(expected.sort());
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Namespace: 'AWS/SQS' });
   });

@@ -90,7 +90,7 @@ describe('publish function', () => {
     runs.push(run);
     const handler = createPublishHandler(deployment(uniquePrefix()), { ...run.deps, sqs: { send: async () => undefined } });
     await expect(handler(placeOrder('order-1'), lambdaContext(10_000))).rejects.toThrow(/WAKEUP_QUEUE_URL: environment variable is not set/);
-    expect(run.logged()).toEqual([expect.objectContaining({ level: 'error', job: 'publish', code: 'CONFIG_INVALID' })]);
+    expect(run.logged()).toEqual([expect.objectContaining({ level: 'error', job: 'publish', error: expect.objectContaining({ code: 'CONFIG_INVALID' }) })]);
   });
 
   it('does not cache a failed start: the next request reads the secrets again', async () => {

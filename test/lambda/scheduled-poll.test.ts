@@ -84,7 +84,7 @@ describe('scheduled poll handler', () => {
     expect(run.ports).toEqual([]);
     expect(await admin.exists(streamsFor(prefix).orders)).toBe(0);
     expect(run.logged()).toEqual([
-      expect.objectContaining({ level: 'warn', msg: 'poll run refused to start', consumer: 'fulfil', code: 'RUN_DEADLINE_TOO_CLOSE' }),
+      expect.objectContaining({ level: 'warn', msg: 'poll run refused to start', consumer: 'fulfil', error: expect.objectContaining({ code: 'RUN_DEADLINE_TOO_CLOSE' }) }),
     ]);
 
     // Exactly the required time is enough (on a clock that stands still): the run starts and creates the group.

@@ -68,7 +68,7 @@ describe('scheduled trim handler', () => {
     expect(audited).toMatchObject({ Deployment: 'shop', Consumer: 'audit' });
   });
 
-  it('logs a probe that fails (a group no run has created) and still probes the others', async () => {
+  it('reports a group no run has created as an empty backlog, and logs a probe that fails while still probing the others', async () => {
     const prefix = uniquePrefix();
     const config = deployment(prefix);
     await runPollJob(createRuntime(config, { port: setupPort, env: baseEnv() }), 'fulfil', { deadline: Date.now() + 5_000 });
@@ -79,6 +79,37 @@ describe('scheduled trim handler', () => {
 
     expect(result.backlog.audit).toBeUndefined();
     expect(result.backlog.fulfil).toMatchObject({ pending: 0 });
-    expect(run.logged()).toContainEqual(expect.objectContaining({ level: 'error', job: 'backlog', consumer: 'audit', code: 'REDIS_COMMAND_FAILED' }));
+    // No group yet: an empty backlog with its metrics (age 0), not a missing datapoint the
+    // oldest-pending alarm (missing data breaching) would fire on.
+    const audit = run.logged().find((line) => line.consumer === 'audit');
+    expect(audit).toMatchObject({ level: 'info', msg: 'backlog', pending: 0, oldestPendingAgeMs: 0, detail: { group: 'not created yet' } });
+    expect((audit!._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics[0]!.Metrics.map((m) => m.Name)).toContain('oldestPendingAgeMs');
+
+    // A probe that fails (here: the stream key holds a string) is logged, and the others still run.
+    await admin.del(streamsFor(prefix).audit);
+    await admin.set(streamsFor(prefix).audit, 'not a stream');
+    const again = harness();
+    const second = await createTrimHandler(config, again.deps)({ job: 'backlog' });
+    expect(second.backlog.fulfil).toMatchObject({ pending: 0 });
+    expect(again.logged()).toContainEqual(expect.objectContaining({ level: 'error', msg: 'backlog probe failed', consumer: 'audit', error: expect.objectContaining({ code: 'REDIS_COMMAND_FAILED' }) }));
+    await again.close();
+  });
+
+  it('runs the backlog probe alone on {"job": "backlog"} (the every-minute rule): no trim', async () => {
+    const prefix = uniquePrefix();
+    const config = deployment(prefix);
+    const setup = createRuntime(config, { port: setupPort, env: baseEnv() });
+    await runPollJob(setup, 'fulfil', { deadline: Date.now() + 5_000 });
+
+    run = harness();
+    const result = await createTrimHandler(config, run.deps)({ job: 'backlog' });
+
+    expect(result.trim).toBeUndefined();
+    // One line per consumer (audit's group does not exist yet), and no trim run.
+    expect(run.logged().map((line) => [line.msg, line.consumer]).sort()).toEqual([
+      ['backlog', 'audit'],
+      ['backlog', 'fulfil'],
+    ]);
+    expect(result.backlog.fulfil).toMatchObject({ pending: 0 });
   });
 });

@@ -54,7 +54,7 @@ describe('wake-up poll handler', () => {
     expect(groups[0]).toEqual(expect.arrayContaining(['entries-read', 1]));
     const lines = run.logged();
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'poll run', consumer: 'fulfil', acked: 1 }));
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'poll run failed', consumer: 'audit', code: 'REDIS_COMMAND_FAILED' }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'poll run failed', consumer: 'audit', error: expect.objectContaining({ code: 'REDIS_COMMAND_FAILED' }) }));
   });
 
   it('wakes every wake-up consumer for an empty or absent stream list, each polled once', async () => {
@@ -85,7 +85,7 @@ describe('wake-up poll handler', () => {
     );
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'poison' }, { itemIdentifier: 'typo' }] });
     expect(run.ports).toEqual([]);
-    expect(run.logged()).toEqual([expect.objectContaining({ level: 'warn', count: 2 })]);
+    expect(run.logged()).toEqual([expect.objectContaining({ level: 'warn', msg: 'malformed wake-up messages', count: 2 })]);
   });
 
   it('with too little time left reports every message and sends no Redis command', async () => {
@@ -101,6 +101,6 @@ describe('wake-up poll handler', () => {
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }] });
     expect(run.ports).toEqual([]);
     expect(await admin.exists(streamsFor(prefix).orders)).toBe(0);
-    expect(run.logged()).toEqual([expect.objectContaining({ level: 'warn', code: 'RUN_DEADLINE_TOO_CLOSE' })]);
+    expect(run.logged()).toEqual([expect.objectContaining({ level: 'warn', msg: 'poll run refused to start', error: expect.objectContaining({ code: 'RUN_DEADLINE_TOO_CLOSE' }) })]);
   });
 });

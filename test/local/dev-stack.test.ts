@@ -96,17 +96,17 @@ describe('saga-streams dev (npm start)', () => {
     const started = await out.waitFor((l) => l.msg === 'local stack started', 'start line').catch((e) => {
       throw new Error(`${(e as Error).message}\nstderr:\n${stderr}`);
     });
-    expect(started).toMatchObject({ privateRedis: true, deployment: 'order-saga' });
-    const api = String(started.api);
-    const redisPort = Number(new URL(String(started.redis)).port);
+    expect(started).toMatchObject({ deployment: 'order-saga', detail: { privateRedis: true } });
+    const { api, redis } = started.detail as { api: string; redis: string };
+    const redisPort = Number(new URL(redis).port);
     expect((await fetch(`${api}/healthz`)).status).toBe(200);
     expect(stderr).toMatch(/export SHOP_PRODUCER_TOKEN=dev-shop-/);
-    expect(started.dashboard).toBe(`${api}/ops`);
+    expect((started.detail as { dashboard: string }).dashboard).toBe(`${api}/ops`);
 
-    const completed = await out.waitFor((l) => l.msg === 'saga finished' && l.status === 'completed', 'completed order');
-    const compensated = await out.waitFor((l) => l.msg === 'saga finished' && l.status === 'compensated', 'compensated order');
-    expect(completed).toMatchObject({ workflow: 'order', steps: ['reserve', 'charge', 'ship'] });
-    expect(compensated).toMatchObject({ workflow: 'order', steps: [], failure: 'charge_declined' });
+    const completed = await out.waitFor((l) => l.msg === 'saga finished' && (l.detail as { status?: string }).status === 'completed', 'completed order');
+    const compensated = await out.waitFor((l) => l.msg === 'saga finished' && (l.detail as { status?: string }).status === 'compensated', 'compensated order');
+    expect(completed.detail).toMatchObject({ workflow: 'order', steps: ['reserve', 'charge', 'ship'] });
+    expect(compensated.detail).toMatchObject({ workflow: 'order', steps: [], failure: 'charge_declined' });
     // Report lines follow each run's settle; a run may still be settling when its handler finished the saga.
     const acked = (consumer: string) => out.lines.filter((l) => l.msg === 'poll run' && l.consumer === consumer).reduce((sum, l) => sum + Number(l.acked), 0);
     const expected = { 'order-intake': 2, inventory: 3 /* two reservations, one release */, payment: 2, shipping: 1, orchestrator: 6 };
@@ -151,11 +151,11 @@ describe('saga-streams dev (npm start)', () => {
     // stderr's banner follows the start line on stdout.
     for (let waited = 0; !restartErr.includes('Ctrl-C') && waited < STARTUP_MS; waited += 50) await new Promise((r) => setTimeout(r, 50));
     const headers = { authorization: `Bearer ${adminToken(restartErr)}` };
-    const panels = ((await (await fetch(`${String(restarted.api)}/ops/overview.json`, { headers })).json()) as { panels: Record<string, { orders: Array<{ order_id: string; status: string }> }> }).panels;
+    const panels = ((await (await fetch(`${(restarted.detail as { api: string }).api}/ops/overview.json`, { headers })).json()) as { panels: Record<string, { orders: Array<{ order_id: string; status: string }> }> }).panels;
     const demo = panels['Example saga']!;
     expect(demo.orders.map((o) => [o.order_id, o.status]).sort()).toEqual([
-      [String(compensated.instance), 'compensated'],
-      [String(completed.instance), 'completed'],
+      [String((compensated.detail as { instance: string }).instance), 'compensated'],
+      [String((completed.detail as { instance: string }).instance), 'completed'],
     ]);
     child.kill('SIGINT');
     expect(await exited(child)).toBe(0);

@@ -84,7 +84,7 @@ describe('Cloudflare Worker handlers (REST)', () => {
     expect(lines().filter((l) => l.job === 'trim')).toEqual([expect.objectContaining({ msg: 'trim run', removed: 1 })]);
 
     await worker.scheduled({ cron: '7 7 * * *', scheduledTime: Date.now() }, env, ctx);
-    expect(lines().at(-1)).toMatchObject({ level: 'warn', cron: '7 7 * * *' });
+    expect(lines().at(-1)).toMatchObject({ level: 'warn', detail: { cron: '7 7 * * *' } });
   });
 
   it('queue polls the woken consumers once per batch, acks valid messages and drops malformed ones', async () => {
@@ -98,7 +98,7 @@ describe('Cloudflare Worker handlers (REST)', () => {
     // The group did not exist at publish time; startFrom 0-0 delivers the entry on creation.
     expect(await pendingIds(admin, streams.events, 'audit')).toEqual([]);
     expect(lines().filter((l) => l.job === 'poll').map((l) => [l.consumer, l.acked])).toEqual([['waker', 1]]);
-    expect(lines().filter((l) => l.level === 'warn').map((l) => l.id)).toEqual(['m3']);
+    expect(lines().filter((l) => l.level === 'warn').map((l) => (l.detail as { id?: string }).id)).toEqual(['m3']);
   });
 
   it('retries the wake-ups whose poll failed, and fails a scheduled run whose job failed', async () => {

@@ -4,13 +4,14 @@
  * container is warm. A failed start is not cached, so the next invocation tries again.
  */
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
+import { formatLogLine } from '../../../src/deployment/log-line';
 import { createRuntime, type DeploymentRuntime } from '../../../src/deployment/runtime';
 import { nodeHmac } from '../../../src/node/crypto';
 import type { SecretEnv } from '../../../src/deployment/secrets';
 import type { ResolvedDeps } from './deps';
 import { secretNamesOf, type FunctionRole } from './roles';
 import { resolveSecretEnv } from './secret-env';
-import { sqsWakeUp } from './sqs-wake-up';
+import { sqsWakeUp, WAKE_UP_QUEUES_ENV } from './sqs-wake-up';
 
 export interface Started {
   readonly runtime: DeploymentRuntime;
@@ -30,9 +31,19 @@ export function onceUntilFailure<T>(start: () => Promise<T>): () => Promise<T> {
   };
 }
 
-export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole): () => Promise<Started> {
+/**
+ * An isolated consumer's function (roles.ts): the one consumer it polls, and the container its
+ * scheduled and wake-up handlers share (one runtime, one connection).
+ */
+export interface ConsumerScope {
+  readonly consumer: string;
+  readonly container: () => Promise<Started>;
+}
+
+/** `only`: the one consumer an isolated function polls (its secrets only are resolved). */
+export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, role: FunctionRole, only?: string): () => Promise<Started> {
   return onceUntilFailure(async () => {
-    const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role), deps.fetchSecret);
+    const env = await resolveSecretEnv(deps.env, secretNamesOf(config, role, only), deps.fetchSecret);
     const port = await deps.connect(config, env);
     // Every publisher of the container wakes the next step: the publish API's and the
     // handlers' follow-up events alike (the stack gives publishing functions the queue URL).
@@ -55,8 +66,8 @@ export function lambdaContainer(config: DeploymentConfig, deps: ResolvedDeps, ro
 function sqsWakeUpFor(role: FunctionRole, config: DeploymentConfig, env: SecretEnv, deps: ResolvedDeps) {
   const target = config.wakeUpTarget('sqs');
   if (!target) return undefined;
-  if (role !== 'publish' && !env[target.queueUrlEnv]) {
-    deps.log(JSON.stringify({ level: 'warn', msg: 'wake-ups disabled', deployment: config.name, role, missing: target.queueUrlEnv }));
+  if (role !== 'publish' && !env[target.queueUrlEnv] && !env[WAKE_UP_QUEUES_ENV]) {
+    deps.log(formatLogLine({ level: 'warn', msg: 'wake-ups disabled', deployment: config.name, timestamp: deps.now(), role, detail: { missing: target.queueUrlEnv } }));
     return undefined;
   }
   return sqsWakeUp(config, env, deps.sqs);

@@ -1,12 +1,9 @@
 /**
  * CloudWatch metric names the alarms use, as the functions emit them in Embedded Metric
  * Format (namespace and dimensions from src/deployment/log.ts; poll metrics named as the
- * run report fields, backlog metrics by backlog-metrics.ts).
+ * run report fields, backlog metrics as the backlog line's fields).
  */
-export { METRIC_NAMESPACE } from '../../../src/deployment/log';
-
-export const DIMENSION_DEPLOYMENT = 'Deployment';
-export const DIMENSION_CONSUMER = 'Consumer';
+export { DIMENSION_CONSUMER, DIMENSION_DEPLOYMENT, METRIC_NAMESPACE } from '../../../src/deployment/log';
 
 export const Metrics = {
   /** Emitted by the trim function per consumer (backlog probe), ms. */
@@ -18,4 +15,6 @@ export const Metrics = {
   /** Emitted by every poll run (run report). */
   deletedPending: 'deletedPending',
   authRejected: 'authRejected',
+  /** Emitted by every poll run: its sample count is the heartbeat ("poller not running"). */
+  durationMs: 'durationMs',
 } as const;

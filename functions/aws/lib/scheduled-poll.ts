@@ -9,7 +9,7 @@ import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { runPollJob, type PollJobReport } from '../../../src/deployment/jobs';
 import { runLogLine } from '../../../src/deployment/log';
 import { assertCanStart, pollDeadline } from './budget';
-import { lambdaContainer } from './container';
+import { lambdaContainer, type ConsumerScope } from './container';
 import { withDefaults, type LambdaDeps } from './deps';
 import { problemLine } from './log-lines';
 import { consumersOf } from './roles';
@@ -26,10 +26,12 @@ function consumerNamed(event: ScheduledPollEvent): string {
   return name;
 }
 
-export function createScheduledPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
+/** `scope`: the one consumer an isolated function polls (see roles.ts). */
+export function createScheduledPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}, scope?: ConsumerScope) {
   const resolved = withDefaults(deps);
-  const start = lambdaContainer(config, resolved, 'poll');
-  const scheduled = new Map(consumersOf(config, 'poll').map((plan) => [plan.name, plan]));
+  const only = scope?.consumer;
+  const start = scope?.container ?? lambdaContainer(config, resolved, 'poll');
+  const scheduled = new Map(consumersOf(config, 'poll', only).map((plan) => [plan.name, plan]));
 
   return async (event: ScheduledPollEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<PollJobReport> => {
     const consumer = consumerNamed(event);

@@ -1,6 +1,7 @@
 /**
  * The outbox relay on an EventBridge schedule (config `postgres.relay.schedule`; the rule's
- * input is `{"job": "relay"}`), run by the scheduled poll function: publishes committed
+ * input is `{"job": "relay"}`), run by the scheduled poll function (or, with isolated
+ * consumers, a relay function of its own): publishes committed
  * outbox rows, then prunes old inbox and sent rows. Deadline as for a poll.
  */
 import type { Context } from 'aws-lambda';
@@ -24,7 +25,8 @@ export function isRelayEvent(event: unknown): boolean {
 
 export function createScheduledRelayHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
   const resolved = withDefaults(deps);
-  const start = lambdaContainer(config, resolved, 'poll');
+  // The relay's own secrets (a subset of the shared poll function's): it runs in either function.
+  const start = lambdaContainer(config, resolved, 'relay');
   return async (_event: unknown, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<RelayJobReport> => {
     try {
       const { runtime } = await start();

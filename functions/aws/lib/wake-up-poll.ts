@@ -8,8 +8,9 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { runPollJob } from '../../../src/deployment/jobs';
 import { runLogLine } from '../../../src/deployment/log';
+import { formatLogLine } from '../../../src/deployment/log-line';
 import { assertCanStart, pollDeadline } from './budget';
-import { lambdaContainer } from './container';
+import { lambdaContainer, type ConsumerScope } from './container';
 import { withDefaults, type LambdaDeps, type ResolvedDeps } from './deps';
 import { problemLine } from './log-lines';
 import { consumersToWake, parseWakeUpMessage } from '../../../src/deployment/wake-up';
@@ -26,19 +27,22 @@ function failuresOf(wanted: readonly Wanted[], failed: ReadonlySet<string> | 'al
 }
 
 function malformedLine(deployment: string, count: number, timestamp: number): string {
-  const msg = 'wake-up messages that are not {"streams": [...]}: reported as failures (SQS moves them to the DLQ)';
-  return JSON.stringify({ level: 'warn', msg, deployment, job: 'poll', timestamp, count });
+  // The messages are reported as failures: SQS moves them to the DLQ.
+  return formatLogLine({ level: 'warn', msg: 'malformed wake-up messages', deployment, job: 'poll', timestamp, counters: { count } });
 }
 
-export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}) {
+/** `scope`: the one consumer an isolated function polls (its own queue's messages wake only it). */
+export function createWakeUpPollHandler(config: DeploymentConfig, deps: LambdaDeps = {}, scope?: ConsumerScope) {
   const resolved: ResolvedDeps = withDefaults(deps);
-  const start = lambdaContainer(config, resolved, 'wake-up');
+  const only = scope?.consumer;
+  const start = scope?.container ?? lambdaContainer(config, resolved, 'wake-up');
   const line = (consumer?: string) => ({ deployment: config.name, job: 'poll' as const, consumer, now: resolved.now });
 
   return async (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> => {
     const wanted: Wanted[] = event.Records.map((record) => {
       const message = parseWakeUpMessage(record.body);
-      return { messageId: record.messageId, consumers: message && consumersToWake(config, [message]) };
+      const woken = message && consumersToWake(config, [message]);
+      return { messageId: record.messageId, consumers: only === undefined ? woken : woken?.filter((name) => name === only) };
     });
     const malformed = wanted.filter((w) => w.consumers === undefined).length;
     if (malformed > 0) resolved.log(malformedLine(config.name, malformed, resolved.now()));
