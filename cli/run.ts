@@ -33,10 +33,12 @@ const COMMANDS: Record<Exclude<CommandName, 'help' | 'init'>, Command> = {
   // Loaded on demand: only this command needs a database driver.
   'db migrate': async (ctx) => (await import('./commands/db')).dbMigrateCommand(ctx),
   wrangler: wranglerCommand,
+  // Loaded on demand: only this command serves HTTP in front of Redis.
+  'rest-emulator': async (ctx) => (await import('./commands/rest-emulator')).restEmulatorCommand(ctx),
 };
 
 /** Commands that connect to Redis: run beside `npm start`, they find its Redis and secrets. */
-const REDIS_COMMANDS = new Set<CommandName>(['poll', 'trim', 'backlog', 'dlt list', 'dlt redrive', 'publish']);
+const REDIS_COMMANDS = new Set<CommandName>(['poll', 'trim', 'backlog', 'dlt list', 'dlt redrive', 'publish', 'rest-emulator']);
 
 /** Usage errors, and publish input the publisher refused before sending, are the caller's mistake. */
 const USAGE_CODES = new Set(['CLI_USAGE', 'PUBLISH_EVENT_INVALID', 'PUBLISH_ROUTE_UNKNOWN']);
