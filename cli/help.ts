@@ -47,6 +47,8 @@ Commands:
   rest-emulator                    serve the Upstash REST protocol in front of REDIS_URL (or
                                    the running local stack's Redis), for \`wrangler dev\`
       --port <n>                   HTTP port (default 8079; 0 = any free port)
+      --dev-vars <file>            write the Worker's .dev.vars there (mode 0600): the REST
+                                   URL and token, and the config's secrets from the environment
 
 Global options:
   --config <path>                  deployment config module (default ./saga.config.ts)

@@ -24,7 +24,7 @@ export interface DevSecrets {
 }
 
 /** Every secret variable the deployment's functions read, except Redis and platform ones. */
-function secretNames(config: DeploymentConfig): string[] {
+export function secretNames(config: DeploymentConfig): string[] {
   const names = new Set(config.secrets.publishApi);
   for (const consumer of config.consumers.keys()) for (const name of config.secrets.consumer(consumer)) names.add(name);
   return [...names];

@@ -3,9 +3,15 @@
  * (REDIS_URL, or the running local stack's), so the Worker runs under `wrangler dev` against
  * a real Redis with no Upstash account. The token is the config's REST token variable when
  * set, else one generated for this run and printed: it only guards a loopback development
- * server, and `.dev.vars` needs it. Serves until SIGINT/SIGTERM.
+ * server, and `.dev.vars` needs it. `--dev-vars <file>` writes that file instead (0600): the
+ * REST variables and every secret the config names that the environment (or the local stack's
+ * dev file) holds, so the Worker signs and verifies with the local stack's keys and no key
+ * crosses the terminal. Serves until SIGINT/SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { secretNames } from '../../local/dev-secrets';
 import { startRestServer } from '../../local/rest-emulator';
 import { readSecrets } from '../../src/deployment/secrets';
 import type { CommandContext } from '../context';
@@ -34,13 +40,24 @@ export async function restEmulatorCommand(ctx: CommandContext): Promise<void> {
   const given = io.env[tokenEnv];
   const token = given || `dev-rest-${randomBytes(18).toString('base64url')}`;
 
+  const devVars = args.string('dev-vars');
+
   const server = await startRestServer({ redisUrl, token, port });
   try {
     io.out(JSON.stringify({ level: 'info', msg: 'rest emulator started', url: server.url }));
     io.err(`saga-streams rest-emulator — Upstash REST protocol at ${server.url}, forwarding to ${tcp.urlEnv}`);
-    io.err(`  for the Worker's .dev.vars:`);
-    io.err(`    ${urlEnv}=${server.url}`);
-    io.err(given ? `    ${tokenEnv}=<your ${tokenEnv}>` : `    ${tokenEnv}=${token}`);
+    if (devVars !== undefined) {
+      const path = resolve(io.cwd, devVars);
+      const secrets = secretNames(loaded.config).filter((name) => io.env[name]).sort();
+      const lines = [`${urlEnv}=${server.url}`, `${tokenEnv}=${token}`, ...secrets.map((name) => `${name}=${io.env[name]}`)];
+      writeFileSync(path, `${lines.join('\n')}\n`, { mode: 0o600 });
+      chmodSync(path, 0o600);
+      io.err(`  wrote        ${path} (${urlEnv}, ${tokenEnv}, ${secrets.join(', ') || 'no other secret'})`);
+    } else {
+      io.err(`  for the Worker's .dev.vars:`);
+      io.err(`    ${urlEnv}=${server.url}`);
+      io.err(given ? `    ${tokenEnv}=<your ${tokenEnv}>` : `    ${tokenEnv}=${token}`);
+    }
     io.err('Ctrl-C stops it.');
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) return resolve();
