@@ -160,6 +160,7 @@ describe('the dev file (npm start beside the CLI)', () => {
     expect(orphan.code).toBe(1);
     expect(orphan.stderr).toContain('REDIS_URL');
     expect(orphan.stderr).not.toContain('using the local stack');
+    expect(orphan.stderr).toContain(`REDIS_URL is not set and the local stack of ${path} is not running`);
 
     // The next start signs with the same keys (entries signed before a restart still verify).
     const second = await npmStart(cwd);
