@@ -2,7 +2,8 @@
  * `.saga-streams/dev.json`: what a running local stack shares with the CLI in the same
  * folder — the environment it runs with (its Redis URL and the development secrets it
  * generated), its API URL and its pid. The file is git-ignored and written mode 0600
- * because it holds signing keys; nothing prints its values, only its path.
+ * because it holds signing keys (and a REDIS_URL you exported may hold a password); nothing
+ * prints its values, only its path.
  *
  * The secrets outlive the stack: the next start reuses them, so entries signed in an
  * earlier run (still pending in a Redis that kept them) verify. The `stack` part is only

@@ -51,7 +51,7 @@ export interface LocalStack {
   readonly apiUrl: string;
   readonly redis: LocalRedis;
   readonly database: LocalDatabase | undefined;
-  /** producer → token generated for this run (tokens taken from the environment are not listed). */
+  /** producer → development token (generated or kept in the dev file; tokens from the environment are not listed). */
   readonly tokens: ReadonlyMap<string, string>;
   readonly generatedSecrets: readonly string[];
   /** The dashboard's address and admin token variable; `token` only when generated for this run. */

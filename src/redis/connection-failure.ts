@@ -18,9 +18,11 @@ export function redisTarget(url: string): string {
   }
 }
 
+/** The system error code, also inside ioredis' ClusterAllFailedError (its last node's error). */
 function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? code : undefined;
+  const { code, lastNodeError } = (error ?? {}) as { code?: unknown; lastNodeError?: unknown };
+  if (typeof code === 'string') return code;
+  return lastNodeError === undefined ? undefined : codeOf(lastNodeError);
 }
 
 const WHAT_HAPPENED: Readonly<Record<string, string>> = {
@@ -40,9 +42,10 @@ const WHAT_HAPPENED: Readonly<Record<string, string>> = {
  */
 export function describeConnectionFailure(where: string, error: unknown, connectionError: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  // The port's own bound (time-limit.ts): the server accepted but never answered.
-  if (/^no reply within \d+ ms$/.test(message)) return `${where} timed out (${message})`;
   const known = WHAT_HAPPENED[codeOf(error) ?? ''] ?? WHAT_HAPPENED[codeOf(connectionError) ?? ''];
+  // The port's own bound (time-limit.ts) ran out: the connection's failure says why, if it
+  // failed (a Cluster keeps retrying refused nodes until then); else the server never answered.
+  if (/^no reply within \d+ ms$/.test(message)) return known ? `${where} ${known} (${message})` : `${where} timed out (${message})`;
   if (known) return `${where} ${known}`;
   // ioredis fails queued commands with "max retries" when the connection closes under them.
   if (/connection is closed|stream isn't writeable|max retries per request/i.test(message)) return `${where} closed the connection`;
