@@ -3,7 +3,7 @@
  * script) and the CLI beside it. The stack writes `.saga-streams/dev.json` (mode 0600; its
  * path printed, no key value printed) holding its Redis URL, secrets and pid; `publish`,
  * `poll`, `backlog` and `dlt list` in that folder without REDIS_URL use it and say so, an
- * exported REDIS_URL still wins. SIGTERM of the top pid stops node and its redis-server
+ * exported REDIS_URL still wins; a second stack in the folder is refused. SIGTERM of the top pid stops node and its redis-server
  * and frees the API port (with `node …` not exec'd, sh died and node lived on). After the
  * stop the file no longer points at a stack, and the next start keeps its secrets.
  */
@@ -115,6 +115,12 @@ describe('the dev file (npm start beside the CLI)', () => {
     const keys = Object.entries(file.env).filter(([name]) => name.endsWith('_KEY'));
     expect(keys.length).toBe(7);
     for (const [, value] of keys) expect(first.stderr() + first.stdout()).not.toContain(value.slice(4));
+
+    // A second stack in the same folder is refused before it starts anything (shared PGlite and dev file).
+    const refused = await cli(cwd, ['dev', '--port', '0', '--no-demo']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`a local stack is already running in this folder (pid ${first.child.pid}, ${first.api})`);
+    expect(readDevFile(cwd)!.stack?.pid).toBe(first.child.pid);
 
     const used = `REDIS_URL is not set; using the local stack (pid ${first.child.pid}) from ${path}`;
     // publish signs with the stack's ORDERS_SIGNING_KEY: the stack's own consumer verifies it and runs the saga.
