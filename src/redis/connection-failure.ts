@@ -25,15 +25,15 @@ function codeOf(error: unknown): string | undefined {
   return lastNodeError === undefined ? undefined : codeOf(lastNodeError);
 }
 
+// The codes users meet; any other error keeps its own message. (Short on purpose: this ships
+// in every TCP Lambda bundle, whose size is budgeted.)
+const CLOSED = 'closed the connection';
 const WHAT_HAPPENED: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'refused the connection',
   ETIMEDOUT: 'timed out connecting',
-  ECONNRESET: 'closed the connection',
-  EPIPE: 'closed the connection',
+  ECONNRESET: CLOSED,
+  EPIPE: CLOSED,
   ENOTFOUND: 'is not a known host',
-  EAI_AGAIN: 'is not a known host (DNS lookup failed)',
-  EHOSTUNREACH: 'is unreachable (no route to host)',
-  ENETUNREACH: 'is unreachable (network down)',
 };
 
 /**
@@ -48,6 +48,6 @@ export function describeConnectionFailure(where: string, error: unknown, connect
   if (/^no reply within \d+ ms$/.test(message)) return known ? `${where} ${known} (${message})` : `${where} timed out (${message})`;
   if (known) return `${where} ${known}`;
   // ioredis fails queued commands with "max retries" when the connection closes under them.
-  if (/connection is closed|stream isn't writeable|max retries per request/i.test(message)) return `${where} closed the connection`;
+  if (/connection is closed|stream isn't writeable|max retries per request/i.test(message)) return `${where} ${CLOSED}`;
   return `${where}: ${message}`;
 }

@@ -37,8 +37,8 @@ function isReplyError(error: unknown): error is Error {
 function targetOf(client: Client): string {
   if (client instanceof Cluster) {
     const nodes = (client as unknown as { startupNodes?: Array<{ host?: string; port?: number } | string | number> }).startupNodes ?? [];
-    const list = nodes.map((node) => (typeof node === 'object' ? `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}` : redisTarget(String(node))));
-    return `cluster ${list.join(',')}`;
+    // connectTcp passes {host, port}; a URL string given by a caller is reduced to host:port.
+    return `cluster ${nodes.map((node) => (typeof node === 'object' ? `${node.host}:${node.port}` : redisTarget(String(node)))).join(',')}`;
   }
   const { host, port, path } = client.options;
   return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
