@@ -2,7 +2,8 @@
  * The example deployment: an order saga (reserve stock → charge payment → ship; a failed
  * charge releases the stock), shared by every entry point — the local stack
  * (`npm start`), the CLI (`saga-streams --config saga.config.ts`), the Lambda functions
- * and the Worker. Handlers live in examples/order-saga/.
+ * and the Worker. The saga itself (handlers, tables, demo) is the example package
+ * `order-saga-example` (examples/order-saga/, an npm workspace), a consumer of saga-streams.
  *
  * State: orders, stock and saga instances live in Postgres (schema `order_saga`), each
  * handling one transaction with its inbox row and its outgoing commands/results in the
@@ -36,7 +37,7 @@
  * Cluster each stream's DLT, markers and cursor share its slot.
  */
 import { defineConfig } from './src/deployment/define-config';
-import { createOrderSaga, EventTypes, Producers } from './examples/order-saga/index';
+import { createOrderSaga, EventTypes, Producers } from 'order-saga-example';
 import type { LocalDemo } from './local/demo';
 
 export const Streams = {

@@ -44,6 +44,7 @@ const COMMAND_OPTIONS = {
   'db migrate': { print: { type: 'boolean' } },
   init: { platform: { type: 'string' }, name: { type: 'string' } },
   wrangler: { main: { type: 'string' }, queue: { type: 'string' } },
+  'rest-emulator': { port: { type: 'string' }, 'dev-vars': { type: 'string' } },
   help: {},
 } satisfies Record<string, Record<string, OptionSpec>>;
 

@@ -44,6 +44,11 @@ Commands:
   wrangler                         print the wrangler.toml of the config (Cloudflare Worker)
       --main <path>                the Worker module (default src/worker.ts)
       --queue <name>               wake-up queue name (default <deployment>-wake-ups)
+  rest-emulator                    serve the Upstash REST protocol in front of REDIS_URL (or
+                                   the running local stack's Redis), for \`wrangler dev\`
+      --port <n>                   HTTP port (default 8079; 0 = any free port)
+      --dev-vars <file>            write the Worker's .dev.vars there (mode 0600): the REST
+                                   URL and token, and the config's secrets from the environment
 
 Global options:
   --config <path>                  deployment config module (default ./saga.config.ts)
@@ -53,7 +58,8 @@ Global options:
 
 Durations: 500ms, 30s, 10m, 2h, 7d.
 Environment: REDIS_URL (or the variable named by the config's redis.tcp.urlEnv) and the
-secret variables the config names (only those the command needs are read).
+secret variables the config names (only those the command needs are read). Unset, commands
+that use Redis take them from .saga-streams/dev.json while \`saga-streams dev\` runs here.
 
 Exit codes:
   0  success

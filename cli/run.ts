@@ -12,6 +12,7 @@ import { initCommand } from './commands/init';
 import { trimCommand } from './commands/trim';
 import { wranglerCommand } from './commands/wrangler';
 import { createContext, type CommandContext } from './context';
+import { withRunningStack } from './dev-stack-env';
 import { ExitCodes, type ExitCode } from './exit-codes';
 import { HELP } from './help';
 import type { CliIo } from './io';
@@ -32,7 +33,12 @@ const COMMANDS: Record<Exclude<CommandName, 'help' | 'init'>, Command> = {
   // Loaded on demand: only this command needs a database driver.
   'db migrate': async (ctx) => (await import('./commands/db')).dbMigrateCommand(ctx),
   wrangler: wranglerCommand,
+  // Loaded on demand: only this command serves HTTP in front of Redis.
+  'rest-emulator': async (ctx) => (await import('./commands/rest-emulator')).restEmulatorCommand(ctx),
 };
+
+/** Commands that connect to Redis: run beside `npm start`, they find its Redis and secrets. */
+const REDIS_COMMANDS = new Set<CommandName>(['poll', 'trim', 'backlog', 'dlt list', 'dlt redrive', 'publish', 'rest-emulator']);
 
 /** Usage errors, and publish input the publisher refused before sending, are the caller's mistake. */
 const USAGE_CODES = new Set(['CLI_USAGE', 'PUBLISH_EVENT_INVALID', 'PUBLISH_ROUTE_UNKNOWN']);
@@ -73,7 +79,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   }
   let ctx: CommandContext | undefined;
   try {
-    ctx = createContext(args, io, await loadConfig(args.config, io.cwd));
+    const loaded = await loadConfig(args.config, io.cwd);
+    ctx = createContext(args, REDIS_COMMANDS.has(args.command) ? withRunningStack(io, loaded.config) : io, loaded);
     await COMMANDS[args.command](ctx);
     return ExitCodes.ok;
   } catch (error) {

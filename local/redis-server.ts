@@ -16,6 +16,8 @@ export interface RedisProcess {
   readonly host: string;
   readonly port: number;
   readonly url: string;
+  /** Its process id (tests freeze it with SIGSTOP). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -111,6 +113,7 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
     host: '127.0.0.1',
     port,
     url: `redis://127.0.0.1:${port}`,
+    pid: child.pid!,
     async stop() {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });

@@ -5,6 +5,8 @@
  * right after appends to its stream and on its emulated cron schedule, trim on its
  * schedule, the outbox relay after every run that committed and on its schedule (with the
  * config's database: DATABASE_URL, or PGlite on disk), and the config's demo (the example saga's two orders) placed through the API.
+ * While it runs, `.saga-streams/dev.json` tells the CLI in the same folder where its Redis is
+ * and which secrets it signs with (see dev-file.ts).
  * `stop()` undoes all of it, the private redis-server included.
  */
 import { Hono } from 'hono';
@@ -22,6 +24,7 @@ import { createConsumerLoops } from './consumer-loops';
 import { cronMatches, msToNextMinute } from './cron-match';
 import type { LocalDemo } from './demo';
 import { devSecrets } from './dev-secrets';
+import { readDevFile, runningStack, writeDevFile } from './dev-file';
 import { serveFetch } from './http-server';
 import { openLocalDatabase, type LocalDatabase } from './local-database';
 import { startLocalRedis, type LocalRedis } from './local-redis';
@@ -49,11 +52,15 @@ export interface LocalStack {
   readonly apiUrl: string;
   readonly redis: LocalRedis;
   readonly database: LocalDatabase | undefined;
-  /** producer → token generated for this run (tokens taken from the environment are not listed). */
+  /** producer → development token (generated or kept in the dev file; tokens from the environment are not listed). */
   readonly tokens: ReadonlyMap<string, string>;
   readonly generatedSecrets: readonly string[];
   /** The dashboard's address and admin token variable; `token` only when generated for this run. */
   readonly dashboard: { readonly url: string; readonly tokenEnv: string; readonly token?: string };
+  /** Secrets taken over from an earlier run's dev file. */
+  readonly reusedSecrets: readonly string[];
+  /** The dev file (`.saga-streams/dev.json`): where the CLI finds this stack. */
+  readonly devFile: string;
   /** Publishes the demo's events through the API (done once at startup unless disabled). */
   placeDemoOrders(): Promise<void>;
   stop(): Promise<void>;
@@ -66,16 +73,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const stopAll = async () => {
     for (let stop = stops.pop(); stop; stop = stops.pop()) await stop().catch((error) => err(`while stopping: ${(error as Error).message}`));
   };
+  const cwd = options.cwd ?? process.cwd();
+  const other = runningStack(cwd);
+  // Two stacks in one folder would share the PGlite folder and overwrite each other's dev file.
+  if (other && other.stack.pid !== process.pid) {
+    throw new Error(`a local stack is already running in this folder (pid ${other.stack.pid}, ${other.stack.apiUrl}); stop it first`);
+  }
   try {
     const redis = await startLocalRedis(config, options.env);
     stops.push(redis.stop);
     const admin = localDashboard(config, redis.env);
-    const secrets = devSecrets(config, admin.env);
+    const secrets = devSecrets(config, admin.env, readDevFile(cwd)?.env);
     const env = secrets.env;
     const port = connectTcp(config, env);
     stops.push(() => port.close());
     await runCommand(port, command('PING'));
-    const database = await openLocalDatabase(config, env, { cwd: options.cwd ?? process.cwd(), migrations: options.migrations });
+    const database = await openLocalDatabase(config, env, { cwd, migrations: options.migrations });
     if (database) stops.push(() => database.db.close());
     const runtime = createRuntime(config, { port, env, hmac: nodeHmac, database: database ? async () => database.db : undefined, history: true });
 
@@ -120,6 +133,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Closed first on stop (stops run in reverse): no new publishes while the rest winds down.
     stops.push(() => server.close());
 
+    // Written once the API answers. Stopping rewrites it first: the secrets stay for the next
+    // start, the Redis URL and pid go, so the CLI stops pointing at a stack winding down.
+    const redisUrlEnv = config.data.redis.tcp!.urlEnv;
+    const devFile = writeDevFile(cwd, {
+      env: { ...secrets.values, [redisUrlEnv]: redis.env[redisUrlEnv]! },
+      stack: { pid: process.pid, apiUrl: server.url, redisUrlEnv, startedAt: new Date().toISOString() },
+    });
+    stops.push(async () => void writeDevFile(cwd, { env: secrets.values }));
+
     if (options.demo) {
       const demo = options.demo;
       const unsubscribe = demo.onFinished((fields) =>
@@ -152,6 +174,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       database,
       tokens: secrets.tokens,
       generatedSecrets: secrets.generated,
+      reusedSecrets: secrets.reused,
+      devFile,
       dashboard: { url: `${server.url}${DASHBOARD_BASE}`, tokenEnv: admin.tokenEnv, token: admin.generated },
       placeDemoOrders,
       stop: stopAll,

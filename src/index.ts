@@ -13,6 +13,7 @@ export type { DeploymentConfig, ConsumerPlan, SigningRoute } from './deployment/
 export type { DeploymentInput } from './deployment/schema';
 export { commandConsumer, capabilityConsumer, resultConsumer, entryConsumer } from './deployment/consumers';
 export type { ConsumerFactory, HandlerContext, PollerDeps } from './deployment/consumers';
+export type { Postgres } from './deployment/postgres';
 export { createRuntime } from './deployment/runtime';
 export type { DeploymentRuntime, RuntimeOptions } from './deployment/runtime';
 export { runPollJob, runTrimJob, jobsForCron, wakeUpConsumers } from './deployment/jobs';

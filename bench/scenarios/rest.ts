@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connectUpstash } from '../../src/redis/upstash-port';
-import { startRestServer } from '../../test/support/rest-server';
+import { startRestServer } from '../../local/rest-emulator';
 import { runProduct } from './product';
 import type { ScenarioResult, StreamParams } from './types';
 

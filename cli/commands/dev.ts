@@ -1,7 +1,7 @@
 /**
- * `dev`: the local stack in the foreground. Prints where everything is (stderr), one
- * JSON line per run and per finished saga instance (stdout), and stops everything it
- * started on SIGINT/SIGTERM, exiting 0.
+ * `dev`: the local stack in the foreground. Prints where everything is (stderr; the dev
+ * file's path, never a key), one JSON line per run and per finished saga instance (stdout),
+ * and stops everything it started on SIGINT/SIGTERM, exiting 0.
  */
 import { isLocalDemo } from '../../local/demo';
 import { startLocalStack } from '../../local/stack';
@@ -44,7 +44,10 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
     io.err(`  publish API  ${stack.apiUrl}/v1/events/{eventType}   ${stack.apiUrl}/healthz`);
     io.err(`  dashboard    ${stack.dashboard.url}   (log in with the admin token in $${stack.dashboard.tokenEnv})`);
     if (stack.dashboard.token) io.err(`  admin token  generated for this run: export ${stack.dashboard.tokenEnv}=${stack.dashboard.token}`);
-    if (stack.generatedSecrets.length > 0) io.err(`  secrets      generated for this run: ${stack.generatedSecrets.join(', ')}`);
+    if (stack.generatedSecrets.length > 0) io.err(`  secrets      generated: ${stack.generatedSecrets.join(', ')}`);
+    if (stack.reusedSecrets.length > 0) io.err(`  secrets      kept from the last run: ${stack.reusedSecrets.join(', ')}`);
+    // The path only: the file holds the signing keys.
+    io.err(`  dev file     ${stack.devFile} (Redis URL and secrets for saga-streams poll/publish/backlog/dlt in this folder)`);
     for (const [producer, token] of stack.tokens) {
       const tokenEnv = config.data.publishApi!.producers[producer]!.tokenEnv;
       io.err(`  token        ${producer}: export ${tokenEnv}=${token}`);

@@ -10,9 +10,8 @@
  *   defineConfig({ ..., postgres: { relay: { schedule: '* * * * *' } },
  *     consumers: { inventory: { ..., handler: saga.consumers.inventory } } });
  */
-import type { ConsumerFactory } from '../../src/deployment/consumers';
-import type { Postgres } from '../../src/deployment/postgres';
-import type { Migration } from '../../src/postgres/migrations';
+import type { ConsumerFactory, Postgres } from 'saga-streams';
+import type { Migration } from 'saga-streams/postgres';
 import { CHARGE_LIMIT_CENTS, EventTypes, ORDER_SAGA, Producers } from './definition';
 import { orchestratorResults, orderIntake, type OrderPlaced } from './orchestrator';
 import { inventory, payment, shipping } from './participants';

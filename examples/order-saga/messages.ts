@@ -3,7 +3,7 @@
  * derived, never random, so a re-publication by the relay carries the same ids and the
  * receiving inbox (or the publish dedupe window) turns it into a duplicate.
  */
-import { encodeCommand, encodeResult, type CommandEnvelope } from '../../src/saga/envelopes';
+import { encodeCommand, encodeResult, type CommandEnvelope } from 'saga-streams';
 import { ORDER_SAGA, ORDER_SAGA_DIGEST } from './definition';
 
 const text = new TextDecoder();

@@ -6,10 +6,8 @@
  * for an unknown instance is a deterministic failure: dead-lettered, not retried forever.
  */
 import * as z from 'zod';
-import { entryConsumer, resultConsumer, type ConsumerFactory, type HandlerContext } from '../../src/deployment/consumers';
-import type { SqlTx } from '../../src/postgres/sql';
-import { jsonPayload } from '../../src/processor';
-import { Rejection } from '../../src/verdict';
+import { entryConsumer, jsonPayload, Rejection, resultConsumer, type ConsumerFactory, type HandlerContext } from 'saga-streams';
+import type { SqlTx } from 'saga-streams/postgres';
 import { ORDER_SAGA, Producers } from './definition';
 import { commandEvent, type CommandSpec } from './messages';
 import type { SagaTables } from './schema';

@@ -5,10 +5,8 @@
  * result in the outbox, which the relay publishes signed with the participant's keyring key.
  */
 import * as z from 'zod';
-import { commandConsumer, type ConsumerFactory } from '../../src/deployment/consumers';
-import type { SqlTx } from '../../src/postgres/sql';
-import type { CommandEnvelope } from '../../src/saga/envelopes';
-import { Rejection } from '../../src/verdict';
+import { commandConsumer, Rejection, type CommandEnvelope, type ConsumerFactory } from 'saga-streams';
+import type { SqlTx } from 'saga-streams/postgres';
 import { CHARGE_LIMIT_CENTS, EventTypes, ORDER_SAGA, ORDER_SAGA_DIGEST, Producers } from './definition';
 import { resultEvent, type Json, type StepOutcome } from './messages';
 import type { SagaTables } from './schema';

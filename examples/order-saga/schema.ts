@@ -4,7 +4,7 @@
  * `migrations`; the local stack applies them at start). The demo stock is seeded once, by a
  * migration, so it is not reset when the stack restarts.
  */
-import type { Migration } from '../../src/postgres/migrations';
+import type { Migration } from 'saga-streams/postgres';
 
 export interface SagaTables {
   readonly orders: string;

@@ -3,7 +3,7 @@
  * next state and the commands to send. Steps run in definition order; when one fails,
  * the steps already completed are compensated in reverse order.
  */
-import type { ResultEnvelope } from '../../src/saga/envelopes';
+import type { ResultEnvelope } from 'saga-streams';
 import { ORDER_SAGA } from './definition';
 import type { CommandSpec } from './messages';
 

@@ -9,17 +9,22 @@
 import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import type { SecretSources } from './secrets';
+import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { SagaStreamsStack } from './stack';
-import { loadEntryConfig } from './load-entry';
 
 const entry = fileURLToPath(new URL('../../saga.config.ts', import.meta.url));
+// Imported under tsx (cdk.json's app command), which resolves the example package's
+// `saga-streams` imports to the sources through tsconfig.json's paths; the construct's own
+// loader (jiti) would look for a built dist/ instead.
+const config = ((await import(entry)) as { default: DeploymentConfig }).default;
 const runtimeModule = fileURLToPath(new URL('../../functions/aws/index.ts', import.meta.url));
 const app = new App();
 const secrets = (app.node.tryGetContext('sagaStreams:secrets') ?? {}) as SecretSources;
 const topicArn = (app.node.tryGetContext('sagaStreams:alarmTopicArn') as string | null | undefined) ?? undefined;
 
-new SagaStreamsStack(app, `${loadEntryConfig(entry).name}-saga-streams`, {
+new SagaStreamsStack(app, `${config.name}-saga-streams`, {
   entry,
+  config,
   runtimeModule,
   secrets,
   // Without a topic ARN the construct creates a topic (output AlarmTopicArn) to subscribe to.

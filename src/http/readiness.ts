@@ -6,6 +6,15 @@
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
 import { checkReadiness, type Readiness } from '../probes/readiness';
+import { boundByDeadline } from '../redis/deadline';
+
+/**
+ * How long /readyz may wait for Redis. A probe must answer before its caller's own timeout
+ * (load balancers and orchestrators wait 1–5 s): waiting out the client's 10 s exchange
+ * timeout, once for PING and again for the groups, made it answer after 20 s under a frozen
+ * Redis — a timeout the caller cannot tell from a dead process.
+ */
+export const READINESS_TIMEOUT_MS = 1_000;
 
 export interface PublicCheck {
   readonly check: string;
@@ -16,8 +25,9 @@ export interface PublicCheck {
 
 export async function deploymentReadiness(runtime: DeploymentRuntime): Promise<Readiness> {
   const producers = Object.keys(runtime.config.data.publishApi?.producers ?? {});
+  const port = boundByDeadline(runtime.port, Date.now() + READINESS_TIMEOUT_MS, Date.now, `the readiness deadline (${READINESS_TIMEOUT_MS} ms)`);
   return checkReadiness({
-    port: runtime.port,
+    port,
     consumers: [...runtime.config.consumers.values()].map((plan) => plan.config),
     extra: producers.map((producer) => ({ name: 'publisher', subject: producer, run: () => runtime.publisherFor(producer) })),
   });

@@ -12,12 +12,12 @@ import type { RedisPort } from './port';
 /** How long after its deadline a run may still wait for Redis (its final settle, typically). */
 export const DEADLINE_OVERRUN_MS = 500;
 
-function pastDeadline(): RedisUnavailableError {
-  return new RedisUnavailableError("redis unreachable: no reply before the run's deadline");
-}
-
-/** `port`, with each exchange failing as RedisUnavailableError once `until` (epoch ms) passes. */
-export function boundByDeadline(port: RedisPort, until: number, now: () => number = Date.now): RedisPort {
+/**
+ * `port`, with each exchange failing as RedisUnavailableError once `until` (epoch ms) passes;
+ * `deadline` names it in the message (a run's, a probe's).
+ */
+export function boundByDeadline(port: RedisPort, until: number, now: () => number = Date.now, deadline = "the run's deadline"): RedisPort {
+  const pastDeadline = () => new RedisUnavailableError(`redis unreachable: no reply before ${deadline}`);
   return {
     transport: port.transport,
     cluster: port.cluster,

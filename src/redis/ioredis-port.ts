@@ -5,6 +5,7 @@
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RedisCommandError, RedisUnavailableError } from '../ground/errors';
 import { withTimeLimit } from '../ground/time-limit';
+import { describeConnectionFailure, redisTarget } from './connection-failure';
 import { EXCHANGE_TIMEOUT_MS, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
 
 /**
@@ -32,9 +33,15 @@ function isReplyError(error: unknown): error is Error {
   return error instanceof Error && error.name === 'ReplyError';
 }
 
-function unavailable(error: unknown): RedisUnavailableError {
-  const reason = error instanceof Error ? error.message : String(error);
-  return new RedisUnavailableError(`redis unreachable: ${reason}`, { cause: error });
+/** host:port of what the client connects to (from its parsed options: no credentials). */
+function targetOf(client: Client): string {
+  if (client instanceof Cluster) {
+    const nodes = (client as unknown as { startupNodes?: Array<{ host?: string; port?: number } | string | number> }).startupNodes ?? [];
+    // connectTcp passes {host, port}; a URL string given by a caller is reduced to host:port.
+    return `cluster ${nodes.map((node) => (typeof node === 'object' ? `${node.host}:${node.port}` : redisTarget(String(node)))).join(',')}`;
+  }
+  const { host, port, path } = client.options;
+  return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
 }
 
 /** The BLOCK milliseconds of a blocking command in the exchange (0 when none blocks). */
@@ -59,15 +66,30 @@ class IoredisPort implements RedisPort {
   readonly #timeoutMs: number;
   /** Exchanges sent and not yet answered (or failed). */
   #inFlight = 0;
+  /** host:port (or the Cluster's seeds), for error messages. */
+  readonly #where: string;
+  /** The connection's last error since it was last ready: why a command found no connection. */
+  #connectionError: unknown;
 
   constructor(client: Client, owned: boolean, timeoutMs: number) {
     this.#client = client;
     this.#owned = owned;
     this.#timeoutMs = timeoutMs;
     this.cluster = client instanceof Cluster;
+    this.#where = targetOf(client);
     // Connection errors reach callers through the commands that fail; without a listener
-    // ioredis would also print each one as an "Unhandled error event".
-    if (owned) client.on('error', () => {});
+    // ioredis would also print each one as an "Unhandled error event". A client the caller
+    // passed in keeps its own error handling (any listener would silence that warning).
+    if (owned) {
+      client.on('error', (error: unknown) => (this.#connectionError = error));
+      client.on('ready', () => (this.#connectionError = undefined));
+    }
+  }
+
+  #unavailable(error: unknown): RedisUnavailableError {
+    if (error instanceof RedisUnavailableError) return error;
+    const reason = describeConnectionFailure(this.#where, error, this.#connectionError);
+    return new RedisUnavailableError(`redis unreachable: ${reason}`, { cause: error });
   }
 
   async exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
@@ -75,11 +97,11 @@ class IoredisPort implements RedisPort {
     const pipeline = this.#client.pipeline();
     for (const cmd of commands) pipeline.callBuffer(cmd.name, ...cmd.args.map(toBuffer));
     const results = await this.#bounded(pipeline.exec(), commands);
-    if (!results) throw unavailable(new Error('pipeline was discarded'));
+    if (!results) throw this.#unavailable(new Error('pipeline was discarded'));
     return results.map(([error, value], i) => {
       if (!error) return value as RedisReply;
       if (isReplyError(error)) return new RedisCommandError(commands[i]!.name, error.message);
-      throw unavailable(error);
+      throw this.#unavailable(error);
     });
   }
 
@@ -89,7 +111,7 @@ class IoredisPort implements RedisPort {
       return (await this.#bounded(this.#client.callBuffer(cmd.name, ...cmd.args.map(toBuffer)), [cmd])) as RedisReply;
     } catch (error) {
       if (isReplyError(error)) return new RedisCommandError(cmd.name, error.message);
-      throw error instanceof RedisUnavailableError ? error : unavailable(error);
+      throw this.#unavailable(error);
     }
   }
 
@@ -100,7 +122,7 @@ class IoredisPort implements RedisPort {
       return await withTimeLimit(sent, this.#timeoutMs + blockingMs(commands));
     } catch (error) {
       if (isReplyError(error)) throw error;
-      throw unavailable(error);
+      throw this.#unavailable(error);
     } finally {
       this.#inFlight -= 1;
     }

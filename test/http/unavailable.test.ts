@@ -14,7 +14,7 @@ import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import { connectUpstash } from '../../src/redis/upstash-port';
 import { adminClient, uniquePrefix } from '../support/redis';
-import { startRestServer } from '../support/rest-server';
+import { startRestServer } from '../../local/rest-emulator';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { bearer, env, publishDeployment, secretsIn, SHOP_TOKEN, streamsOf } from './fixture';
 

@@ -37,7 +37,10 @@ let template: Template;
 
 beforeAll(() => {
   app = new App({ outdir: sandbox.path('cdk.out') });
-  stack = new SagaStreamsStack(app, 'OrderSaga', { entry: ENTRY, runtimeModule: RUNTIME_MODULE, secrets: SOURCES });
+  // `config` is what ENTRY exports, loaded here: the example package imports saga-streams by
+  // name, which in this checkout only tsconfig-paths-aware loaders (vitest, tsx, esbuild)
+  // resolve to the sources, and the construct's jiti is not one of them.
+  stack = new SagaStreamsStack(app, 'OrderSaga', { entry: ENTRY, config, runtimeModule: RUNTIME_MODULE, secrets: SOURCES });
   template = Template.fromStack(stack);
 }, 120_000);
 afterAll(() => sandbox.remove());

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import config, { demo, Streams } from '../../saga.config';
-import { ORDER_SAGA, ORDER_SAGA_DIGEST } from '../../examples/order-saga/definition';
+import { ORDER_SAGA, ORDER_SAGA_DIGEST } from 'order-saga-example/definition';
 import { runPollJob, runRelayJob } from '../../src/deployment/jobs';
 import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
 import { connectIoredis } from '../../src/redis/ioredis-port';

@@ -3,7 +3,7 @@
  * alone (the shared one from global setup serves every suite at once).
  */
 import { randomBytes } from 'node:crypto';
-import { startRestServer, type RestServer } from '../support/rest-server';
+import { startRestServer, type RestServer } from '../../local/rest-emulator';
 
 export interface OwnRest {
   readonly server: RestServer;

@@ -7,7 +7,7 @@ import { Redis as Upstash } from '@upstash/redis';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { fetchRestStats, REST_AUTH_ERROR } from '../support/rest-server';
+import { fetchRestStats, REST_AUTH_ERROR } from '../../local/rest-emulator';
 import { adminClient, uniquePrefix } from '../support/redis';
 import { ownRestServer, type OwnRest } from './fixture';
 

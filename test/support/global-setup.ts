@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { startRedisCluster, startRedisServer } from '../../local/redis-server';
-import { startRestServer } from './rest-server';
+import { startRestServer } from '../../local/rest-emulator';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,7 +1,9 @@
 /**
- * A small server speaking the Upstash REST protocol, forwarding to a real Redis over
- * ioredis, so `@upstash/redis` runs against real Redis in tests (SPEC §12). Test
- * infrastructure only — not a product component.
+ * The REST emulator: a small server speaking the Upstash REST protocol in front of a real
+ * Redis, so the REST port (and `@upstash/redis`) run against real Redis — the Worker under
+ * `wrangler dev` (`saga-streams rest-emulator`, see cli/commands/rest-emulator.ts), and the
+ * test suites (SPEC §12). A development tool, not for production: no TLS, one token, one
+ * connection to Redis.
  *
  * Protocol (what @upstash/redis 1.39 sends, and what Upstash answers):
  * - `POST /`            body `["CMD", "arg", ...]`        → `{"result": r}`, or HTTP 400 `{"error": "<Redis error>"}`
@@ -20,7 +22,7 @@
  *   status `+OK` from the bulk string `OK` is the point of the encoding rule.
  * - Blocking commands (BLPOP…, XREAD/XREADGROUP … BLOCK) are refused with an error reply,
  *   as Upstash does; this also makes any test that sends one fail loudly.
- * - Test-only: `GET /__stats` (same token) → `{"requests": n, "byPath": {...}}`, the count
+ * - Diagnostics: `GET /__stats` (same token) → `{"requests": n, "byPath": {...}}`, the count
  *   of command requests received, so tests in worker processes can assert HTTP round
  *   trips. Counts are exact only when no one else uses the server at the same time:
  *   start a dedicated server (`startRestServer`) for such assertions.
@@ -30,7 +32,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pathToFileURL } from 'node:url';
 import { ReplyError, RespConnection, Status, type Reply } from './resp-connection';
 
 export const REST_AUTH_ERROR = 'WRONGPASS invalid or missing auth token';
@@ -214,26 +215,4 @@ export async function fetchRestStats(url: string, token: string): Promise<RestSt
   const res = await fetch(`${url}/__stats`, { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) throw new Error(`GET /__stats answered HTTP ${res.status}`);
   return (await res.json()) as RestStats;
-}
-
-/**
- * Run directly (`npx tsx test/support/rest-server.ts`) for a child-process server, e.g.
- * where a test runner's global setup cannot load ioredis: reads REDIS_URL and REST_TOKEN
- * (environment, so the token stays out of `ps`), prints one JSON line `{"url": ...}`, and
- * serves until SIGTERM.
- */
-async function main(): Promise<void> {
-  const { REDIS_URL: redisUrl, REST_TOKEN: token } = process.env;
-  if (!redisUrl || !token) throw new Error('set REDIS_URL and REST_TOKEN');
-  const server = await startRestServer({ redisUrl, token, port: Number(process.env.REST_PORT ?? 0) });
-  process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
-  process.once('SIGTERM', () => void server.close().then(() => process.exit(0)));
-}
-
-// Run as a script only when this very file is the entry (not when bundled into another one).
-if (process.argv[1] && /rest-server\.[mc]?[jt]s$/.test(process.argv[1]) && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`${(error as Error).message}\n`);
-    process.exit(1);
-  });
 }

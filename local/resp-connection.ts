@@ -1,8 +1,8 @@
 /**
- * A minimal RESP2 connection for the test REST server. It exists because the server must
+ * A minimal RESP2 connection for the REST emulator. It exists because the server must
  * tell a status reply (`+OK`) from a bulk string (`$2 OK`) — Upstash encodes the two
  * differently — and Node clients (ioredis, redis-parser) hand both back as the same Buffer.
- * Test infrastructure only: one socket, commands pipelined in order, replies matched FIFO;
+ * Development infrastructure only: one socket, commands pipelined in order, replies matched FIFO;
  * a broken connection fails what is in flight and the next call connects again.
  */
 import { connect, type Socket } from 'node:net';
