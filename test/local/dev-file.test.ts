@@ -65,7 +65,8 @@ async function npmStart(cwd: string): Promise<Started> {
   });
   // The banner follows the start line on stderr.
   while (!stderr.includes('Ctrl-C stops everything.')) await new Promise((resolve) => setTimeout(resolve, 20));
-  return { child, api: String(started.api), redisPort: Number(new URL(String(started.redis)).port), stderr: () => stderr, stdout: () => stdout };
+  const detail = started.detail as Record<string, unknown>;
+  return { child, api: String(detail.api), redisPort: Number(new URL(String(detail.redis)).port), stderr: () => stderr, stdout: () => stdout };
 }
 
 function portOpen(port: number): Promise<boolean> {
