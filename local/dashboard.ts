@@ -2,8 +2,8 @@
  * The local stack always serves the ops dashboard (it replaces the old status page), whether
  * or not the config enables it for deployments: its admin token variable is the config's, or
  * SAGA_STREAMS_ADMIN_TOKEN, and a token is generated for this run when the environment has
- * none. The stack prints where the dashboard is and the generated token, as it does a
- * producer's dev token; set the variable yourself to keep one across restarts.
+ * none. The stack prints where the dashboard is and the token, as it does a producer's dev
+ * token, and keeps it in the dev file so the next start (and a logged-in browser) reuses it.
  */
 import { randomBytes } from 'node:crypto';
 import type { DeploymentConfig } from '../src/deployment/define-config';
@@ -15,13 +15,13 @@ export interface LocalDashboard {
   readonly tokenEnv: string;
   /** The environment, with the token added when generated. */
   readonly env: SecretEnv;
-  /** The token generated for this run, if any. */
+  /** The development token in use (generated now or kept from the dev file), if any. */
   readonly generated?: string;
 }
 
-export function localDashboard(config: DeploymentConfig, env: SecretEnv): LocalDashboard {
+export function localDashboard(config: DeploymentConfig, env: SecretEnv, persisted: Readonly<Record<string, string>> = {}): LocalDashboard {
   const tokenEnv = config.data.publishApi?.dashboard?.adminTokenEnv ?? LOCAL_ADMIN_TOKEN_ENV;
   if (env[tokenEnv]) return { tokenEnv, env };
-  const generated = `dev-admin-${randomBytes(18).toString('base64url')}`;
+  const generated = persisted[tokenEnv] || `dev-admin-${randomBytes(18).toString('base64url')}`;
   return { tokenEnv, env: { ...env, [tokenEnv]: generated }, generated };
 }

@@ -82,8 +82,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     const redis = await startLocalRedis(config, options.env);
     stops.push(redis.stop);
-    const admin = localDashboard(config, redis.env);
-    const secrets = devSecrets(config, admin.env, readDevFile(cwd)?.env);
+    const persisted = readDevFile(cwd)?.env;
+    const admin = localDashboard(config, redis.env, persisted);
+    const secrets = devSecrets(config, admin.env, persisted);
+    // What the dev file keeps: the dev secrets and the dashboard's dev token (not a token you exported).
+    const kept = admin.generated === undefined ? secrets.values : { ...secrets.values, [admin.tokenEnv]: admin.generated };
     const env = secrets.env;
     const port = connectTcp(config, env);
     stops.push(() => port.close());
@@ -137,10 +140,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // start, the Redis URL and pid go, so the CLI stops pointing at a stack winding down.
     const redisUrlEnv = config.data.redis.tcp!.urlEnv;
     const devFile = writeDevFile(cwd, {
-      env: { ...secrets.values, [redisUrlEnv]: redis.env[redisUrlEnv]! },
+      env: { ...kept, [redisUrlEnv]: redis.env[redisUrlEnv]! },
       stack: { pid: process.pid, apiUrl: server.url, redisUrlEnv, startedAt: new Date().toISOString() },
     });
-    stops.push(async () => void writeDevFile(cwd, { env: secrets.values }));
+    stops.push(async () => void writeDevFile(cwd, { env: kept }));
 
     if (options.demo) {
       const demo = options.demo;

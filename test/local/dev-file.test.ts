@@ -111,6 +111,8 @@ describe('the dev file (npm start beside the CLI)', () => {
     expect(file.stack).toMatchObject({ pid: first.child.pid, apiUrl: first.api, redisUrlEnv: 'REDIS_URL' });
     expect(file.env.REDIS_URL).toBe(`redis://127.0.0.1:${first.redisPort}`);
     expect(file.env.ORDERS_SIGNING_KEY).toMatch(/^hex:[0-9a-f]{64}$/);
+    // The dashboard's dev token too, so a restart keeps the operator logged in.
+    expect(file.env.OPS_ADMIN_TOKEN).toMatch(/^dev-admin-/);
     // Its path is printed; no key from it ever is.
     expect(first.stderr()).toContain(`dev file     ${path}`);
     const keys = Object.entries(file.env).filter(([name]) => name.endsWith('_KEY'));
