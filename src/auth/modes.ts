@@ -8,7 +8,7 @@
  * Parsed once, frozen, keys wrapped in SecretKey. A parsed mode serializes (JSON, inspect)
  * to its mode, key ids and producers only.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { FrozenMap } from '../ground/frozen-map';
@@ -45,24 +45,26 @@ export type StreamAuth = HmacAuth | KeyringAuth | ExclusiveStreamAuth;
 export type AuthRole = 'publisher' | 'consumer';
 
 const keyInput = z
-  .custom<KeyInput>(
-    (value) => value instanceof Uint8Array || typeof value === 'string' || value instanceof SecretKey,
-    'must be a Uint8Array, a string (its UTF-8 bytes) or a SecretKey',
+  .pipe(
+    z.custom<KeyInput>(
+      (value) => value instanceof Uint8Array || typeof value === 'string' || value instanceof SecretKey,
+      'must be a Uint8Array, a string (its UTF-8 bytes) or a SecretKey',
+    ),
+    z.transform((value: KeyInput) => SecretKey.from(value)),
   )
-  .transform((value) => SecretKey.from(value))
-  .refine((key) => key.byteLength >= MIN_KEY_BYTES, `must be at least ${MIN_KEY_BYTES} bytes`);
-const keyId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces');
-const producer = z.string().min(1).max(128);
+  .check(z.refine((key) => key.byteLength >= MIN_KEY_BYTES, `must be at least ${MIN_KEY_BYTES} bytes`));
+const keyId = z.string().check(z.regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces'));
+const producer = z.string().check(z.minLength(1), z.maxLength(128));
 
 export const streamAuthSchema = z.discriminatedUnion('mode', [
-  z.strictObject({ mode: z.literal('hmac'), keyId, key: keyInput, producer: producer.optional() }),
+  z.strictObject({ mode: z.literal('hmac'), keyId, key: keyInput, producer: z.optional(producer) }),
   z.strictObject({
     mode: z.literal('hmac-keyring'),
     keys: z
       .record(keyId, z.strictObject({ producer, key: keyInput }))
-      .refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key'),
+      .check(z.refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key')),
   }),
-  z.strictObject({ mode: z.literal('exclusive-stream'), producer: producer.optional() }),
+  z.strictObject({ mode: z.literal('exclusive-stream'), producer: z.optional(producer) }),
 ]);
 
 export type StreamAuthInput = z.input<typeof streamAuthSchema>;

@@ -5,7 +5,7 @@
  * refused with the status of the first such event, and `invalid_events` lists every one by
  * index — so nothing is half-written and the client can fix all of them at once.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { decodeUtf8Strict } from '../ground/text';
 import { isValidEventId } from '../keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
@@ -35,8 +35,8 @@ export type BatchCheck =
 const eventSchema = z.strictObject({
   event_type: z.string(),
   event_id: z.string(),
-  payload: z.unknown().refine((value) => value !== undefined, 'is required'),
-  traceparent: z.string().optional(),
+  payload: z.unknown().check(z.refine((value) => value !== undefined, 'is required')),
+  traceparent: z.optional(z.string()),
 });
 const batchSchema = z.strictObject({ events: z.array(z.unknown()) });
 

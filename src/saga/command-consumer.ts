@@ -5,7 +5,7 @@
  * A capability consumer (a participant that knows its step, not the whole definition)
  * is bound the same way without the digest.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DeadLetterReasons } from '../auth/reasons';
 import { problemsOf } from '../ground/config-problems';
 import type { Poller } from '../poller';
@@ -16,11 +16,11 @@ import { commandEnvelopeSchema, definitionDigestSchema, type CommandEnvelope } f
 import { createEnvelopeProcessor } from './envelope-processor';
 
 const capabilityRouteSchema = z.strictObject({
-  workflow: z.string().min(1).max(256),
-  definitionVersion: z.int().positive(),
-  step: z.string().min(1).max(256),
+  workflow: z.string().check(z.minLength(1), z.maxLength(256)),
+  definitionVersion: z.int().check(z.positive()),
+  step: z.string().check(z.minLength(1), z.maxLength(256)),
 });
-const exactRouteSchema = capabilityRouteSchema.extend({ definitionDigest: definitionDigestSchema });
+const exactRouteSchema = z.extend(capabilityRouteSchema, { definitionDigest: definitionDigestSchema });
 
 export type CapabilityRoute = z.infer<typeof capabilityRouteSchema>;
 export type CommandRoute = z.infer<typeof exactRouteSchema>;
@@ -46,7 +46,7 @@ export function commandRouteGate(route: CapabilityRoute & { definitionDigest?: s
   };
 }
 
-function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, schema: z.ZodType, routeInput: unknown): Poller {
+function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, schema: z.ZodMiniType, routeInput: unknown): Poller {
   const parsed = schema.safeParse(routeInput);
   const problems = parsed.success ? [] : problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `route.${p.path}` : 'route' }));
   const route = Object.freeze({ ...(parsed.data as CommandRoute) });

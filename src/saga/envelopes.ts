@@ -3,10 +3,10 @@
  * are dropped rather than refused, so a producer may add fields before every consumer
  * knows them; everything the contract names is required and checked.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
-const nonEmpty = z.string().min(1).max(256);
-export const definitionDigestSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
+const nonEmpty = z.string().check(z.minLength(1), z.maxLength(256));
+export const definitionDigestSchema = z.string().check(z.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters'));
 const rfc3339 = z.iso.datetime({ offset: true });
 
 export const sagaActionSchema = z.enum(['execute', 'compensate']);
@@ -16,7 +16,7 @@ export type SagaAction = z.infer<typeof sagaActionSchema>;
 const routeFields = {
   instance_id: nonEmpty,
   workflow: nonEmpty,
-  definition_version: z.int().positive(),
+  definition_version: z.int().check(z.positive()),
   definition_digest: definitionDigestSchema,
   step: nonEmpty,
   action: sagaActionSchema,
@@ -31,7 +31,7 @@ export const commandEnvelopeSchema = z.object({
 });
 export type CommandEnvelope = z.infer<typeof commandEnvelopeSchema>;
 
-export const resultErrorSchema = z.object({ code: nonEmpty, message: z.string().max(4096) });
+export const resultErrorSchema = z.object({ code: nonEmpty, message: z.string().check(z.maxLength(4096)) });
 export type ResultError = z.infer<typeof resultErrorSchema>;
 
 export const resultEnvelopeSchema = z
@@ -40,14 +40,16 @@ export const resultEnvelopeSchema = z
     result_id: nonEmpty,
     ...routeFields,
     outcome: z.enum(['succeeded', 'failed']),
-    output: z.json().optional(),
-    error: resultErrorSchema.optional(),
+    output: z.optional(z.json()),
+    error: z.optional(resultErrorSchema),
     completed_at: rfc3339,
   })
-  .refine((r) => (r.outcome === 'failed') === (r.error !== undefined), {
-    message: 'a failed result carries an error, a succeeded one does not',
-    path: ['error'],
-  });
+  .check(
+    z.refine((r) => (r.outcome === 'failed') === (r.error !== undefined), {
+      message: 'a failed result carries an error, a succeeded one does not',
+      path: ['error'],
+    }),
+  );
 export type ResultEnvelope = z.infer<typeof resultEnvelopeSchema>;
 
 const utf8 = new TextEncoder();

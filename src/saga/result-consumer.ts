@@ -4,7 +4,7 @@
  * from the producers listed for that step (a step not listed accepts nobody), and anyone
  * else's is dead-lettered as an auth rejection.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DeadLetterReasons } from '../auth/reasons';
 import { problemsOf } from '../ground/config-problems';
 import type { Poller } from '../poller';
@@ -14,7 +14,9 @@ import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { resultEnvelopeSchema, type ResultEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';
 
-const allowedProducersSchema = z.record(z.string().min(1), z.array(z.string().min(1)).min(1)).optional();
+const allowedProducersSchema = z.optional(
+  z.record(z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
+);
 
 export interface ResultConsumerOptions extends SagaConsumerOptions<ResultEnvelope> {
   /** step → producers allowed to report its results. Omit to accept any authenticated producer. */
