@@ -44,28 +44,30 @@ export type StreamAuth = HmacAuth | KeyringAuth | ExclusiveStreamAuth;
 
 export type AuthRole = 'publisher' | 'consumer';
 
-const keyInput = z
-  .pipe(
-    z.custom<KeyInput>(
-      (value) => value instanceof Uint8Array || typeof value === 'string' || value instanceof SecretKey,
-      'must be a Uint8Array, a string (its UTF-8 bytes) or a SecretKey',
-    ),
-    z.transform((value: KeyInput) => SecretKey.from(value)),
-  )
-  .check(z.refine((key) => key.byteLength >= MIN_KEY_BYTES, `must be at least ${MIN_KEY_BYTES} bytes`));
-const keyId = z.string().check(z.regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces'));
-const producer = z.string().check(z.minLength(1), z.maxLength(128));
-
-export const streamAuthSchema = z.discriminatedUnion('mode', [
-  z.strictObject({ mode: z.literal('hmac'), keyId, key: keyInput, producer: z.optional(producer) }),
-  z.strictObject({
-    mode: z.literal('hmac-keyring'),
-    keys: z
-      .record(keyId, z.strictObject({ producer, key: keyInput }))
-      .check(z.refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key')),
-  }),
-  z.strictObject({ mode: z.literal('exclusive-stream'), producer: z.optional(producer) }),
-]);
+/** Built on first use (a function's first invocation), not when the module is imported. */
+export const streamAuthSchema = z.lazy(() => {
+  const keyInput = z
+    .pipe(
+      z.custom<KeyInput>(
+        (value) => value instanceof Uint8Array || typeof value === 'string' || value instanceof SecretKey,
+        'must be a Uint8Array, a string (its UTF-8 bytes) or a SecretKey',
+      ),
+      z.transform((value: KeyInput) => SecretKey.from(value)),
+    )
+    .check(z.refine((key) => key.byteLength >= MIN_KEY_BYTES, `must be at least ${MIN_KEY_BYTES} bytes`));
+  const keyId = z.string().check(z.regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces'));
+  const producer = z.string().check(z.minLength(1), z.maxLength(128));
+  return z.discriminatedUnion('mode', [
+    z.strictObject({ mode: z.literal('hmac'), keyId, key: keyInput, producer: z.optional(producer) }),
+    z.strictObject({
+      mode: z.literal('hmac-keyring'),
+      keys: z
+        .record(keyId, z.strictObject({ producer, key: keyInput }))
+        .check(z.refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key')),
+    }),
+    z.strictObject({ mode: z.literal('exclusive-stream'), producer: z.optional(producer) }),
+  ]);
+});
 
 export type StreamAuthInput = z.input<typeof streamAuthSchema>;
 

@@ -10,7 +10,7 @@ import { DEFAULT_RELAY_BATCH, MAX_RELAY_BATCH } from '../postgres/relay';
 import { tablesSchema } from '../postgres/tables';
 import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';
-import { retentionConfigSchema } from '../retention/config';
+import { trimLimitSchema } from '../retention/config';
 
 const envName = z.string().check(z.regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)'));
 const identity = z.string().check(z.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -'));
@@ -115,7 +115,7 @@ export const deploymentSchema = z.strictObject({
       dltRetentionSeconds: z._default(z.int().check(z.positive()), 14 * 24 * 3600),
       reaperIdleMs: z._default(z.int().check(z.positive()), 24 * 3600 * 1000),
       /** Most entries one safe-trim call removes from a long stream (see RetentionConfig.trimLimit). */
-      trimLimit: retentionConfigSchema.shape.trimLimit,
+      trimLimit: trimLimitSchema(),
     }),
   ),
   /**

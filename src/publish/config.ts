@@ -21,23 +21,26 @@ export const DEFAULT_PUBLISH_TIMEOUT_MS = 5_000;
 export const MAX_PUBLISH_BATCH = 10_000;
 
 
-const routeSchema = z.union([
-  keyName,
-  z.strictObject({ stream: keyName, publishDedupePrefix: z.optional(keyName), auth: z.optional(z.unknown()) }),
-]);
+/** Built on first use (the first publisher), not when the module is imported. */
+export const publisherConfigSchema = z.lazy(() => {
+  const routeSchema = z.union([
+    keyName,
+    z.strictObject({ stream: keyName, publishDedupePrefix: z.optional(keyName), auth: z.optional(z.unknown()) }),
+  ]);
 
-export const publisherConfigSchema = z.strictObject({
-  /** event_type → stream (or {stream, publishDedupePrefix?, auth?}). */
-  routes: z
-    .record(z.string().check(z.minLength(1), z.maxLength(256)), routeSchema)
-    .check(z.refine((routes) => Object.keys(routes).length > 0, 'must hold at least one route')),
-  /** Default auth of every route without its own: `hmac` or `exclusive-stream`. */
-  auth: z.optional(z.unknown()),
-  /** 0 turns the dedupe window off: each publish appends. */
-  dedupeWindowSeconds: z._default(z.int().check(z.minimum(0), z.maximum(MAX_DEDUPE_WINDOW_SECONDS)), DEFAULT_DEDUPE_WINDOW_SECONDS),
-  /** When set, every stream and dedupe prefix must carry `{keyTag}`. */
-  keyTag: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
-  timeoutMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), DEFAULT_PUBLISH_TIMEOUT_MS),
+  return z.strictObject({
+    /** event_type → stream (or {stream, publishDedupePrefix?, auth?}). */
+    routes: z
+      .record(z.string().check(z.minLength(1), z.maxLength(256)), routeSchema)
+      .check(z.refine((routes) => Object.keys(routes).length > 0, 'must hold at least one route')),
+    /** Default auth of every route without its own: `hmac` or `exclusive-stream`. */
+    auth: z.optional(z.unknown()),
+    /** 0 turns the dedupe window off: each publish appends. */
+    dedupeWindowSeconds: z._default(z.int().check(z.minimum(0), z.maximum(MAX_DEDUPE_WINDOW_SECONDS)), DEFAULT_DEDUPE_WINDOW_SECONDS),
+    /** When set, every stream and dedupe prefix must carry `{keyTag}`. */
+    keyTag: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+    timeoutMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), DEFAULT_PUBLISH_TIMEOUT_MS),
+  });
 });
 
 export type PublisherConfigInput = z.input<typeof publisherConfigSchema>;

@@ -15,12 +15,15 @@ import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { commandEnvelopeSchema, definitionDigestSchema, type CommandEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';
 
-const capabilityRouteSchema = z.strictObject({
-  workflow: z.string().check(z.minLength(1), z.maxLength(256)),
-  definitionVersion: z.int().check(z.positive()),
-  step: z.string().check(z.minLength(1), z.maxLength(256)),
-});
-const exactRouteSchema = z.extend(capabilityRouteSchema, { definitionDigest: definitionDigestSchema });
+/** Built when the first consumer is (on a Lambda: its first invocation), not on import. */
+const capabilityRoute = () =>
+  z.strictObject({
+    workflow: z.string().check(z.minLength(1), z.maxLength(256)),
+    definitionVersion: z.int().check(z.positive()),
+    step: z.string().check(z.minLength(1), z.maxLength(256)),
+  });
+const capabilityRouteSchema = z.lazy(capabilityRoute);
+const exactRouteSchema = z.lazy(() => z.extend(capabilityRoute(), { definitionDigest: definitionDigestSchema }));
 
 export type CapabilityRoute = z.infer<typeof capabilityRouteSchema>;
 export type CommandRoute = z.infer<typeof exactRouteSchema>;

@@ -14,8 +14,9 @@ import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { resultEnvelopeSchema, type ResultEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';
 
-const allowedProducersSchema = z.optional(
-  z.record(z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
+/** Built when the first result consumer is, not on import. */
+const allowedProducersSchema = z.lazy(() =>
+  z.optional(z.record(z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
 );
 
 export interface ResultConsumerOptions extends SagaConsumerOptions<ResultEnvelope> {
