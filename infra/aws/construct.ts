@@ -17,7 +17,7 @@ import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { consumersOf, secretNamesOf, type FunctionRole } from '../../functions/aws/lib/roles';
 import { SagaAlarms, type AlarmOptions } from './alarms';
 import { sagaFunction } from './function';
-import { findLockFile, writeHandlerFile } from './handler-file';
+import { bundleExternals, findLockFile, writeHandlerFile } from './handler-file';
 import { absoluteEntry, loadEntryConfig } from './load-entry';
 import { pollSchedules, relaySchedule, trimSchedule } from './schedules';
 import { defaultSecretSources, missingSources, SecretGrants, type SecretSources } from './secrets';
@@ -81,9 +81,7 @@ export class SagaStreams extends Construct {
         entry: writeHandlerFile({ entry, exportName, role, projectRoot, runtimeModule }),
         projectRoot,
         lockFile,
-        // A REST-only deployment never loads ioredis (imported only when TCP is configured).
-        // A client the deployment never connects is left out (imported only when chosen).
-        externals: [...(config.data.redis.tcp ? [] : ['ioredis']), ...(config.data.postgres ? [] : ['pg'])],
+        externals: bundleExternals(config),
       });
       grants.bind(fn, secretNamesOf(config, role));
       this.functions[role] = fn;
