@@ -10,6 +10,7 @@ import { problemsOf } from './ground/config-problems';
 import { ConfigError, type ConfigProblem } from './ground/errors';
 import { keyTagProblems } from './hash-tag';
 import { deriveStreamKeys, derivedKeyProblems, isValidKeyName, type StreamKeys } from './keys';
+import { IN_ENGLISH } from './ground/zod-messages';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
@@ -123,7 +124,7 @@ const parsedConfigs = new WeakSet<ConsumerConfig>();
 
 export function parseConsumerConfig(input: unknown): ConsumerConfig {
   if (typeof input === 'object' && input !== null && parsedConfigs.has(input as ConsumerConfig)) return input as ConsumerConfig;
-  const parsed = consumerConfigSchema.safeParse(input);
+  const parsed = consumerConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('consumer config', problemsOf(parsed.error));
   const { keys: overrides, reclaimBatch, ...rest } = parsed.data;
   const config: ConsumerConfig = {

@@ -13,6 +13,7 @@ import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { FrozenMap } from '../ground/frozen-map';
 import { SecretKey, type KeyInput } from './secret';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** Shorter HMAC keys are guessable offline from one signed entry. */
 export const MIN_KEY_BYTES = 16;
@@ -107,7 +108,7 @@ export function checkStreamAuth(
     const problems = roleProblems(auth, role, path);
     return problems.length > 0 ? { auth: undefined, problems } : { auth, problems: [] };
   }
-  const parsed = streamAuthSchema.safeParse(input);
+  const parsed = streamAuthSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) {
     const problems = problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `${path}.${p.path}` : path }));
     return { auth: undefined, problems };

@@ -6,6 +6,7 @@
 import * as z from 'zod/mini';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError } from '../ground/errors';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 const identifier = z.string().check(z.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase SQL identifier: a-z, 0-9, _ (not first), ≤ 63 chars'));
 
@@ -31,7 +32,7 @@ export interface Tables {
 }
 
 export function parseTables(input: TablesInput = {}): Tables {
-  const parsed = tablesSchema.safeParse(input);
+  const parsed = tablesSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('postgres tables', problemsOf(parsed.error));
   const names = parsed.data;
   const quoted = (name: string) => `"${names.schema}"."${name}"`;

@@ -11,6 +11,7 @@ import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { FrozenMap } from '../ground/frozen-map';
 import { hashTagOf, keyTagProblems } from '../hash-tag';
 import { deriveStreamKeys } from '../keys';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -74,7 +75,7 @@ function slotProblems(route: PublishRoute, path: string, keyTag: string | undefi
 }
 
 export function parsePublisherConfig(input: unknown, options: { cluster: boolean }): PublisherConfig {
-  const parsed = publisherConfigSchema.safeParse(input);
+  const parsed = publisherConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('publisher config', problemsOf(parsed.error));
   const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs } = parsed.data;
   const problems: ConfigProblem[] = [];

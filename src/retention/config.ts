@@ -9,6 +9,7 @@ import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { keyTagProblems } from '../hash-tag';
 import { deriveStreamKeys, derivedDltProblems } from '../keys';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 const DAY_SECONDS = 24 * 3600;
 /** Redis's own default LIMIT for `XTRIM ~` (100 × stream-node-max-entries). */
@@ -80,7 +81,7 @@ function crossFieldProblems(config: RetentionConfig, keyTag: string | undefined)
 }
 
 export function parseRetentionConfig(input: unknown): RetentionConfig {
-  const parsed = retentionConfigSchema.safeParse(input);
+  const parsed = retentionConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('retention config', problemsOf(parsed.error));
   const { stream, keyTag, keys, reaper, dltRetentionSeconds, markerTtlSeconds, trimLimit } = parsed.data;
   const config: RetentionConfig = {

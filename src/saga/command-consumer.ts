@@ -14,6 +14,7 @@ import { Verdicts, type Verdict } from '../verdict';
 import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { commandEnvelopeSchema, definitionDigestSchema, type CommandEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** Built when the first consumer is (on a Lambda: its first invocation), not on import. */
 const capabilityRoute = () =>
@@ -50,7 +51,7 @@ export function commandRouteGate(route: CapabilityRoute & { definitionDigest?: s
 }
 
 function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, schema: z.ZodMiniType, routeInput: unknown): Poller {
-  const parsed = schema.safeParse(routeInput);
+  const parsed = schema.safeParse(routeInput, IN_ENGLISH);
   const problems = parsed.success ? [] : problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `route.${p.path}` : 'route' }));
   const route = Object.freeze({ ...(parsed.data as CommandRoute) });
   return buildSagaPoller(subject, options, problems, (stream, auth) =>

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { once } from '../once';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** Built on first use: importing the envelopes (every saga deployment does) builds no schema. */
 const parts = once(() => {
@@ -67,10 +68,10 @@ const utf8 = new TextEncoder();
 
 /** Validates and serializes a command envelope to the payload bytes of an entry. */
 export function encodeCommand(envelope: z.input<typeof commandEnvelopeSchema>): Uint8Array {
-  return utf8.encode(JSON.stringify(commandEnvelopeSchema.parse(envelope)));
+  return utf8.encode(JSON.stringify(commandEnvelopeSchema.parse(envelope, IN_ENGLISH)));
 }
 
 /** Validates and serializes a result envelope to the payload bytes of an entry. */
 export function encodeResult(envelope: z.input<typeof resultEnvelopeSchema>): Uint8Array {
-  return utf8.encode(JSON.stringify(resultEnvelopeSchema.parse(envelope)));
+  return utf8.encode(JSON.stringify(resultEnvelopeSchema.parse(envelope, IN_ENGLISH)));
 }

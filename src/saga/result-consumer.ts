@@ -13,6 +13,7 @@ import { Verdicts, type Verdict } from '../verdict';
 import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { resultEnvelopeSchema, type ResultEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** Built when the first result consumer is, not on import. */
 const allowedProducersSchema = z.lazy(() =>
@@ -32,7 +33,7 @@ export function producerGate(allowed: Readonly<Record<string, readonly string[]>
 }
 
 export function createResultConsumer(options: ResultConsumerOptions): Poller {
-  const parsed = allowedProducersSchema.safeParse(options.allowedProducers);
+  const parsed = allowedProducersSchema.safeParse(options.allowedProducers, IN_ENGLISH);
   const problems = parsed.success
     ? []
     : problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `allowedProducers.${p.path}` : 'allowedProducers' }));
