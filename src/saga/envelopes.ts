@@ -4,7 +4,7 @@
  * knows them; everything the contract names is required and checked.
  */
 import * as z from 'zod/mini';
-import { once } from '../once';
+import { once } from '../ground/once';
 import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** Built on first use: importing the envelopes (every saga deployment does) builds no schema. */
