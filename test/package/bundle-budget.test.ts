@@ -17,8 +17,6 @@ const WORKER_BUDGET = 100 * KIB;
 // 100: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
 // took the poll function far below.
-// 100: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
-// history record, +1.0 KiB); zod/mini and lazily built schemas took the poll function far below.
 const LAMBDA_POLL_BUDGET = 100 * KIB;
 /** Classic zod: its schema methods reference its whole API, which no bundler can drop. Library code uses zod/mini. */
 const CLASSIC_ZOD = /node_modules\/zod\/v4\/classic\//;
