@@ -74,6 +74,7 @@ function ratiosOf(figures: Figures, latency: ScenarioResult, context: RunContext
     ...scale,
     scale_cluster3_over_raw_verify_cluster3: { value: pair(figures, 'scale_cluster3', 'scale_raw_verify_cluster3'), target: undefined },
     cold_import_ms_poll_bundle: { value: context.coldImport.medianMs, target: ['<=', 80] },
+    cold_import_ms_trivial_module: { value: context.coldImport.baselineMedianMs, target: undefined },
   };
 }
 
@@ -118,7 +119,10 @@ export function report(figures: Figures, latency: ScenarioResult, context: RunCo
   const l = latency.extra!;
   console.log(`\nlatency publish→handler (${latency.entries} samples): p50 ${fmt(l.p50!)} ms, p90 ${fmt(l.p90!)} ms, p99 ${fmt(l.p99!)} ms, max ${fmt(l.max!)} ms`);
   const ci = context.coldImport;
-  console.log(`cold import of the built poll bundle (${ci.bundleKiB} KiB): median ${fmt(ci.medianMs)} ms of ${ci.samplesMs.map(fmt).join(', ')}`);
+  console.log(
+    `cold import of the built poll bundle (${ci.bundleKiB} KiB, ${ci.gzipKiB} KiB gzip): median ${fmt(ci.medianMs)} ms; ` +
+      `a trivial module, spawned alternately: ${fmt(ci.baselineMedianMs)} ms (${ci.samplesMs.length} spawns each)`,
+  );
   console.log(`\nraw loop b500 300 B: ${shown(raw)} entries/s; raw_verify b500: ${shown(rawVerify)} entries/s (${cpus().length} cores)`);
   console.log(`load average (1/5/15 min): start ${loadText(context.loadAtStart)}, end ${loadText(context.loadAtEnd)}; 1-min per repetition ${context.loadPerRepetition.map((x) => x[0]!.toFixed(2)).join(', ')}`);
   console.log('\n' + 'target'.padEnd(42) + 'value'.padEnd(30) + 'target');

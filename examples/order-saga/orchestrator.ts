@@ -5,7 +5,9 @@
  * the outbox — which the relay publishes, signed as the orchestrator, after commit. A result
  * for an unknown instance is a deterministic failure: dead-lettered, not retried forever.
  */
-import * as z from 'zod';
+// zod/mini, as the library itself uses: classic zod's chained methods keep its whole API in
+// every Lambda and Worker bundle (~20 KiB gzip, ~8 ms of cold start).
+import * as z from 'zod/mini';
 import { entryConsumer, jsonPayload, Rejection, resultConsumer, type ConsumerFactory, type HandlerContext } from 'saga-streams';
 import type { SqlTx } from 'saga-streams/postgres';
 import { ORDER_SAGA, Producers } from './definition';
@@ -16,10 +18,10 @@ import { FINAL_STATUSES, onResult, start, type OrderState } from './state-machin
 const INBOX = 'orchestrator';
 
 export const orderPlacedSchema = z.strictObject({
-  order_id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1..=64 of A-Z a-z 0-9 . _ -'),
-  sku: z.string().min(1).max(64),
-  qty: z.int().min(1).max(1_000),
-  amount_cents: z.int().min(0),
+  order_id: z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1..=64 of A-Z a-z 0-9 . _ -')),
+  sku: z.string().check(z.minLength(1), z.maxLength(64)),
+  qty: z.int().check(z.minimum(1), z.maximum(1_000)),
+  amount_cents: z.int().check(z.minimum(0)),
 });
 export type OrderPlaced = z.infer<typeof orderPlacedSchema>;
 

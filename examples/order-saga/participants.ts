@@ -4,7 +4,7 @@
  * Each handling is one Postgres transaction: the inbox row, the step's own tables, and the
  * result in the outbox, which the relay publishes signed with the participant's keyring key.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { commandConsumer, Rejection, type CommandEnvelope, type ConsumerFactory } from 'saga-streams';
 import type { SqlTx } from 'saga-streams/postgres';
 import { CHARGE_LIMIT_CENTS, EventTypes, ORDER_SAGA, ORDER_SAGA_DIGEST, Producers } from './definition';
@@ -18,10 +18,10 @@ export interface ParticipantOptions {
   readonly chargeLimitCents?: number;
 }
 
-const itemInput = z.object({ order_id: z.string(), sku: z.string(), qty: z.int().positive() });
-const chargeInput = z.object({ order_id: z.string(), amount_cents: z.int().min(0) });
+const itemInput = z.object({ order_id: z.string(), sku: z.string(), qty: z.int().check(z.positive()) });
+const chargeInput = z.object({ order_id: z.string(), amount_cents: z.int().check(z.minimum(0)) });
 
-function inputOf<T>(schema: z.ZodType<T>, command: CommandEnvelope): T {
+function inputOf<T>(schema: z.ZodMiniType<T>, command: CommandEnvelope): T {
   const parsed = schema.safeParse(command.input);
   if (!parsed.success) throw new Rejection('command_input_invalid', `input of ${command.step} does not match its schema`);
   return parsed.data;

@@ -22,7 +22,7 @@ import { CONSUMER_ENV, consumersOf, secretNamesOf, type FunctionRole } from '../
 import { WAKE_UP_QUEUES_ENV } from '../../functions/aws/lib/sqs-wake-up';
 import { SagaAlarms, type AlarmOptions, type AlarmTargets } from './alarms';
 import { sagaFunction } from './function';
-import { findLockFile, writeHandlerFile } from './handler-file';
+import { bundleExternals, findLockFile, writeHandlerFile } from './handler-file';
 import { absoluteEntry, loadEntryConfig } from './load-entry';
 import { reservedConcurrency, SQS_MIN_MAX_CONCURRENCY, wakeUpMaxConcurrency, type ReservedConcurrency } from './concurrency';
 import { backlogProbeSchedule, pollSchedules, relaySchedule, trimSchedule } from './schedules';
@@ -113,9 +113,7 @@ export class SagaStreams extends Construct {
         entry: writeHandlerFile({ entry, exportName, role, projectRoot, runtimeModule, runsRelay: role === 'poll' && config.data.postgres?.relay !== undefined }),
         projectRoot,
         lockFile,
-        // A REST-only deployment never loads ioredis (imported only when TCP is configured).
-        // A client the deployment never connects is left out (imported only when chosen).
-        externals: [...(config.data.redis.tcp ? [] : ['ioredis']), ...(config.data.postgres ? [] : ['pg'])],
+        externals: bundleExternals(config),
         reservedConcurrency: reserved[role],
         network,
       });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FunctionRole } from '../../functions/aws/lib/roles';
+import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { ConfigError } from '../../src/ground/errors';
 
 const LOCK_FILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'bun.lock'];
@@ -23,6 +24,15 @@ const FACTORY_OF: Readonly<Record<FunctionRole, string>> = {
   trim: 'createTrimHandler',
   publish: 'createPublishHandler',
 };
+
+/**
+ * Clients a deployment never connects, left out of its bundles (each is imported only when
+ * chosen): ioredis without `redis.tcp`, node-postgres without `postgres`. The bench's cold
+ * import bundles with the same list.
+ */
+export function bundleExternals(config: DeploymentConfig): string[] {
+  return [...(config.data.redis.tcp ? [] : ['ioredis']), ...(config.data.postgres ? [] : ['pg'])];
+}
 
 /** The nearest lock file above the entry: the project root NodejsFunction bundles from. */
 export function findLockFile(entry: string): string {

@@ -8,11 +8,12 @@
  * Parsed once, frozen, keys wrapped in SecretKey. A parsed mode serializes (JSON, inspect)
  * to its mode, key ids and producers only.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { FrozenMap } from '../ground/frozen-map';
 import { SecretKey, type KeyInput } from './secret';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** Shorter HMAC keys are guessable offline from one signed entry. */
 export const MIN_KEY_BYTES = 16;
@@ -44,26 +45,30 @@ export type StreamAuth = HmacAuth | KeyringAuth | ExclusiveStreamAuth;
 
 export type AuthRole = 'publisher' | 'consumer';
 
-const keyInput = z
-  .custom<KeyInput>(
-    (value) => value instanceof Uint8Array || typeof value === 'string' || value instanceof SecretKey,
-    'must be a Uint8Array, a string (its UTF-8 bytes) or a SecretKey',
-  )
-  .transform((value) => SecretKey.from(value))
-  .refine((key) => key.byteLength >= MIN_KEY_BYTES, `must be at least ${MIN_KEY_BYTES} bytes`);
-const keyId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces');
-const producer = z.string().min(1).max(128);
-
-export const streamAuthSchema = z.discriminatedUnion('mode', [
-  z.strictObject({ mode: z.literal('hmac'), keyId, key: keyInput, producer: producer.optional() }),
-  z.strictObject({
-    mode: z.literal('hmac-keyring'),
-    keys: z
-      .record(keyId, z.strictObject({ producer, key: keyInput }))
-      .refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key'),
-  }),
-  z.strictObject({ mode: z.literal('exclusive-stream'), producer: producer.optional() }),
-]);
+/** Built on first use (a function's first invocation), not when the module is imported. */
+export const streamAuthSchema = z.lazy(() => {
+  const keyInput = z
+    .pipe(
+      z.custom<KeyInput>(
+        (value) => value instanceof Uint8Array || typeof value === 'string' || value instanceof SecretKey,
+        'must be a Uint8Array, a string (its UTF-8 bytes) or a SecretKey',
+      ),
+      z.transform((value: KeyInput) => SecretKey.from(value)),
+    )
+    .check(z.refine((key) => key.byteLength >= MIN_KEY_BYTES, `must be at least ${MIN_KEY_BYTES} bytes`));
+  const keyId = z.string().check(z.regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces'));
+  const producer = z.string().check(z.minLength(1), z.maxLength(128));
+  return z.discriminatedUnion('mode', [
+    z.strictObject({ mode: z.literal('hmac'), keyId, key: keyInput, producer: z.optional(producer) }),
+    z.strictObject({
+      mode: z.literal('hmac-keyring'),
+      keys: z
+        .record(keyId, z.strictObject({ producer, key: keyInput }))
+        .check(z.refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key')),
+    }),
+    z.strictObject({ mode: z.literal('exclusive-stream'), producer: z.optional(producer) }),
+  ]);
+});
 
 export type StreamAuthInput = z.input<typeof streamAuthSchema>;
 
@@ -103,7 +108,7 @@ export function checkStreamAuth(
     const problems = roleProblems(auth, role, path);
     return problems.length > 0 ? { auth: undefined, problems } : { auth, problems: [] };
   }
-  const parsed = streamAuthSchema.safeParse(input);
+  const parsed = streamAuthSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) {
     const problems = problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `${path}.${p.path}` : path }));
     return { auth: undefined, problems };

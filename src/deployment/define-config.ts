@@ -9,6 +9,7 @@ import { problemsOf } from '../ground/config-problems';
 import { ConfigError, errorCode, type ConfigProblem } from '../ground/errors';
 import type { ConsumerFactory } from './consumers';
 import { deploymentSchema, type DeploymentData, type DeploymentInput, type StreamAuthRef, type WakeUpTarget } from './schema';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 export interface ConsumerPlan {
   readonly name: string;
@@ -183,7 +184,7 @@ function secretsOf(data: DeploymentData, consumers: Map<string, ConsumerPlan>): 
 }
 
 export function defineConfig(input: DeploymentInput): DeploymentConfig {
-  const parsed = deploymentSchema.safeParse(input);
+  const parsed = deploymentSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('deployment config', problemsOf(parsed.error));
   const data = parsed.data;
   const problems: ConfigProblem[] = [];

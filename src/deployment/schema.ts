@@ -4,31 +4,33 @@
  * with their schedules, the publish API's producers, and retention. Secrets appear only as
  * the NAMES of environment variables; their values are read at run time (secrets.ts).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { consumerConfigSchema, keyName } from '../config';
 import { DEFAULT_RELAY_BATCH, MAX_RELAY_BATCH } from '../postgres/relay';
 import { tablesSchema } from '../postgres/tables';
 import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';
-import { retentionConfigSchema } from '../retention/config';
+import { trimLimitSchema } from '../retention/config';
 
-const envName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)');
-const identity = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -');
-const keyId = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces');
-const eventType = z.string().regex(/^[A-Za-z0-9._:-]{1,256}$/, 'must be 1..=256 of A-Z a-z 0-9 . _ : -');
+const envName = z.string().check(z.regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)'));
+const identity = z.string().check(z.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -'));
+const keyId = z.string().check(z.regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces'));
+const eventType = z.string().check(z.regex(/^[A-Za-z0-9._:-]{1,256}$/, 'must be 1..=256 of A-Z a-z 0-9 . _ : -'));
 /** A 5-field cron schedule (UTC) that every platform runs on the same instants (schedule.ts). */
-const cron = z.string().superRefine((text, ctx) => {
-  const problem = scheduleProblem(text);
-  if (problem) ctx.addIssue({ code: 'custom', message: `must be a 5-field cron schedule: ${problem}` });
-});
+const cron = z.string().check(
+  z.superRefine((text, ctx) => {
+    const problem = scheduleProblem(text);
+    if (problem) ctx.addIssue({ code: 'custom', message: `must be a 5-field cron schedule: ${problem}` });
+  }),
+);
 
 export const streamAuthRefSchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('hmac'), keyId, keyEnv: envName, producer: identity }),
   z.strictObject({
     mode: z.literal('hmac-keyring'),
     keys: z
-      .record(keyId, z.strictObject({ producer: identity, keyEnv: envName, retired: z.boolean().default(false) }))
-      .refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key'),
+      .record(keyId, z.strictObject({ producer: identity, keyEnv: envName, retired: z._default(z.boolean(), false) }))
+      .check(z.refine((keys) => Object.keys(keys).length > 0, 'must hold at least one key')),
   }),
   z.strictObject({ mode: z.literal('exclusive-stream'), producer: identity }),
 ]);
@@ -40,103 +42,103 @@ const factory = z.custom<ConsumerFactory>(
 
 const wakeUpTarget = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('sqs'), queueUrlEnv: envName }),
-  z.strictObject({ kind: z.literal('cloudflare-queue'), binding: z.string().regex(/^[A-Z_][A-Z0-9_]*$/) }),
+  z.strictObject({ kind: z.literal('cloudflare-queue'), binding: z.string().check(z.regex(/^[A-Z_][A-Z0-9_]*$/)) }),
 ]);
 
 export type WakeUpTarget = z.output<typeof wakeUpTarget>;
 
 export const deploymentSchema = z.strictObject({
   /** Prefix of every cloud resource name. */
-  name: z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'must be lowercase letters, digits and -, starting with a letter, ≤ 31 chars'),
+  name: z.string().check(z.regex(/^[a-z][a-z0-9-]{0,30}$/, 'must be lowercase letters, digits and -, starting with a letter, ≤ 31 chars')),
   redis: z
     .strictObject({
-      tcp: z.strictObject({ urlEnv: envName.default('REDIS_URL'), cluster: z.boolean().default(false) }).optional(),
-      rest: z
-        .strictObject({ urlEnv: envName.default('UPSTASH_REDIS_REST_URL'), tokenEnv: envName.default('UPSTASH_REDIS_REST_TOKEN') })
-        .optional(),
+      tcp: z.optional(z.strictObject({ urlEnv: z._default(envName, 'REDIS_URL'), cluster: z._default(z.boolean(), false) })),
+      rest: z.optional(
+        z.strictObject({ urlEnv: z._default(envName, 'UPSTASH_REDIS_REST_URL'), tokenEnv: z._default(envName, 'UPSTASH_REDIS_REST_TOKEN') }),
+      ),
     })
-    .refine((r) => r.tcp !== undefined || r.rest !== undefined, 'needs a tcp or a rest endpoint'),
+    .check(z.refine((r) => r.tcp !== undefined || r.rest !== undefined, 'needs a tcp or a rest endpoint')),
   streams: z.record(
     keyName,
     z.strictObject({
       auth: streamAuthRefSchema,
-      keyTag: z.string().min(1).max(64).optional(),
+      keyTag: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
       keys: consumerConfigSchema.shape.keys,
     }),
   ),
   /** event_type → stream, for every publisher of this deployment. */
   routes: z.record(eventType, keyName),
   consumers: z.record(
-    z.string().regex(/^[a-z][a-z0-9-]{0,40}$/, 'must be lowercase letters, digits and -, starting with a letter'),
+    z.string().check(z.regex(/^[a-z][a-z0-9-]{0,40}$/, 'must be lowercase letters, digits and -, starting with a letter')),
     z.strictObject({
       stream: keyName,
-      group: z.string().min(1).max(128),
+      group: z.string().check(z.minLength(1), z.maxLength(128)),
       /** Stable consumer name; defaults to the consumer's key in this map. */
-      consumer: z.string().min(1).max(128).optional(),
+      consumer: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
       /** Poll on this cron schedule. */
-      schedule: cron.optional(),
+      schedule: z.optional(cron),
       /** Also poll when a wake-up message arrives (sent after a publish). */
-      wakeUp: z.boolean().default(false),
-      mode: z.enum(['drain', 'continuous']).default('drain'),
+      wakeUp: z._default(z.boolean(), false),
+      mode: z._default(z.enum(['drain', 'continuous']), 'drain'),
       /**
        * Consumer budgets (see the consumer config table). Checked field by field when the
        * consumer is planned, so their problems are listed together with cross-references.
        */
-      settings: z.record(z.string(), z.unknown()).default({}),
+      settings: z._default(z.record(z.string(), z.unknown()), {}),
       /** Producer identities this consumer's handler publishes as (their signing keys are loaded). */
-      publishesAs: z.array(identity).default([]),
+      publishesAs: z._default(z.array(identity), []),
       handler: factory,
     }),
   ),
-  publishApi: z
-    .strictObject({
-      producers: z.record(identity, z.strictObject({ tokenEnv: envName, eventTypes: z.array(eventType).min(1) })),
-      bodyLimitBytes: z.int().min(1).max(10 * 1024 * 1024).default(1024 * 1024),
-      maxBatch: z.int().min(1).max(500).default(500),
+  publishApi: z.optional(
+    z.strictObject({
+      producers: z.record(identity, z.strictObject({ tokenEnv: envName, eventTypes: z.array(eventType).check(z.minLength(1)) })),
+      bodyLimitBytes: z._default(z.int().check(z.minimum(1), z.maximum(10 * 1024 * 1024)), 1024 * 1024),
+      maxBatch: z._default(z.int().check(z.minimum(1), z.maximum(500)), 500),
       /**
        * At least 1: a batch is one pipeline, not a transaction, so a batch that failed part-way
        * is answered 503 "retry it" — safe only because the window turns the retry's repeats
        * into duplicates instead of second appends.
        */
-      dedupeWindowSeconds: z.int().min(1).max(7 * 24 * 3600).default(600),
+      dedupeWindowSeconds: z._default(z.int().check(z.minimum(1), z.maximum(7 * 24 * 3600)), 600),
       /**
        * The ops dashboard at `/ops` (off when absent): its admin token's variable, a secret of
        * its own (never a producer token). Enabling it also makes every poll run record the
        * dashboard's history in Redis.
        */
-      dashboard: z.strictObject({ adminTokenEnv: envName }).optional(),
-    })
-    .optional(),
-  trim: z
-    .strictObject({
+      dashboard: z.optional(z.strictObject({ adminTokenEnv: envName })),
+    }),
+  ),
+  trim: z.optional(
+    z.strictObject({
       schedule: cron,
-      dltRetentionSeconds: z.int().positive().default(14 * 24 * 3600),
-      reaperIdleMs: z.int().positive().default(24 * 3600 * 1000),
+      dltRetentionSeconds: z._default(z.int().check(z.positive()), 14 * 24 * 3600),
+      reaperIdleMs: z._default(z.int().check(z.positive()), 24 * 3600 * 1000),
       /** Most entries one safe-trim call removes from a long stream (see RetentionConfig.trimLimit). */
-      trimLimit: retentionConfigSchema.shape.trimLimit,
-    })
-    .optional(),
+      trimLimit: trimLimitSchema(),
+    }),
+  ),
   /**
    * The Postgres inbox/outbox (saga-streams/postgres): the connection string's variable, the
    * table names, the relay job (publishes the outbox; also prunes old inbox and sent rows).
    */
-  postgres: z
-    .strictObject({
-      urlEnv: envName.default('DATABASE_URL'),
-      tables: tablesSchema.default({ schema: 'public', inbox: 'saga_inbox', outbox: 'saga_outbox', migrations: 'saga_migrations' }),
-      relay: z
-        .strictObject({ schedule: cron, batch: z.int().min(1).max(MAX_RELAY_BATCH).default(DEFAULT_RELAY_BATCH) })
-        .optional(),
+  postgres: z.optional(
+    z.strictObject({
+      urlEnv: z._default(envName, 'DATABASE_URL'),
+      tables: z._default(tablesSchema, { schema: 'public', inbox: 'saga_inbox', outbox: 'saga_outbox', migrations: 'saga_migrations' }),
+      relay: z.optional(
+        z.strictObject({ schedule: cron, batch: z._default(z.int().check(z.minimum(1), z.maximum(MAX_RELAY_BATCH)), DEFAULT_RELAY_BATCH) }),
+      ),
       /** Inbox rows must outlive every redelivery: ≥ trim.dltRetentionSeconds and the dedupe window. */
-      inboxRetentionSeconds: z.int().positive().default(30 * 24 * 3600),
-      sentRetentionSeconds: z.int().positive().default(7 * 24 * 3600),
-    })
-    .optional(),
+      inboxRetentionSeconds: z._default(z.int().check(z.positive()), 30 * 24 * 3600),
+      sentRetentionSeconds: z._default(z.int().check(z.positive()), 7 * 24 * 3600),
+    }),
+  ),
   /**
    * Where publishes send a wake-up so wake-up consumers need not wait for their next tick:
    * one target, or one per platform (each entry point uses the target of its own kind).
    */
-  wakeUp: z.union([wakeUpTarget, z.array(wakeUpTarget).min(1)]).optional(),
+  wakeUp: z.optional(z.union([wakeUpTarget, z.array(wakeUpTarget).check(z.minLength(1))])),
 });
 
 export type DeploymentInput = z.input<typeof deploymentSchema>;

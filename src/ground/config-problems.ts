@@ -3,10 +3,11 @@
  * stream auth, deployment) reports zod's issues in this one shape, so a ConfigError reads the
  * same whichever layer raised it.
  */
-import type { ZodError } from 'zod';
+import type * as z from 'zod/mini';
 import type { ConfigProblem } from './errors';
 
-export function problemsOf(error: ZodError): ConfigProblem[] {
+/** Any zod error (classic or mini: both carry the core's issues). */
+export function problemsOf(error: { readonly issues: readonly z.core.$ZodIssue[] }): ConfigProblem[] {
   return error.issues.map((issue) => ({
     path: issue.path.map(String).join('.'),
     // Zod's own messages describe expectations, never the received value; unknown keys name the key only.

@@ -5,7 +5,7 @@
  * refused with the status of the first such event, and `invalid_events` lists every one by
  * index — so nothing is half-written and the client can fix all of them at once.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { decodeUtf8Strict } from '../ground/text';
 import { isValidEventId } from '../keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
@@ -32,13 +32,16 @@ export type BatchCheck =
   | { readonly ok: true; readonly events: PublishEvent[] }
   | { readonly ok: false; readonly code: ProblemCode; readonly detail: string; readonly invalid?: readonly InvalidEvent[] };
 
-const eventSchema = z.strictObject({
-  event_type: z.string(),
-  event_id: z.string(),
-  payload: z.unknown().refine((value) => value !== undefined, 'is required'),
-  traceparent: z.string().optional(),
-});
-const batchSchema = z.strictObject({ events: z.array(z.unknown()) });
+/** Built on the first batch, not when the module is imported. */
+const eventSchema = z.lazy(() =>
+  z.strictObject({
+    event_type: z.string(),
+    event_id: z.string(),
+    payload: z.unknown().check(z.refine((value) => value !== undefined, 'is required')),
+    traceparent: z.optional(z.string()),
+  }),
+);
+const batchSchema = z.lazy(() => z.strictObject({ events: z.array(z.unknown()) }));
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** `{"base64": "..."}` (that exact shape) is raw bytes; any other JSON value is sent as its JSON text. */

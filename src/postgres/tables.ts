@@ -3,17 +3,18 @@
  * a plain lowercase SQL identifier (validated, then always double-quoted), so the names can
  * be configured without any text from config ever reaching SQL unchecked.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError } from '../ground/errors';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
-const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase SQL identifier: a-z, 0-9, _ (not first), ≤ 63 chars');
+const identifier = z.string().check(z.regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase SQL identifier: a-z, 0-9, _ (not first), ≤ 63 chars'));
 
 export const tablesSchema = z.strictObject({
-  schema: identifier.default('public'),
-  inbox: identifier.default('saga_inbox'),
-  outbox: identifier.default('saga_outbox'),
-  migrations: identifier.default('saga_migrations'),
+  schema: z._default(identifier, 'public'),
+  inbox: z._default(identifier, 'saga_inbox'),
+  outbox: z._default(identifier, 'saga_outbox'),
+  migrations: z._default(identifier, 'saga_migrations'),
 });
 
 export type TablesInput = z.input<typeof tablesSchema>;
@@ -31,7 +32,7 @@ export interface Tables {
 }
 
 export function parseTables(input: TablesInput = {}): Tables {
-  const parsed = tablesSchema.safeParse(input);
+  const parsed = tablesSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('postgres tables', problemsOf(parsed.error));
   const names = parsed.data;
   const quoted = (name: string) => `"${names.schema}"."${name}"`;

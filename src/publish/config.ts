@@ -3,7 +3,7 @@
  * turned into an immutable event_type → route map. A publisher signs, so it takes one key per
  * route and refuses a verification keyring.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { checkStreamAuth, type StreamAuth } from '../auth/modes';
 import { keyName } from '../config';
 import { problemsOf } from '../ground/config-problems';
@@ -11,6 +11,7 @@ import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { FrozenMap } from '../ground/frozen-map';
 import { hashTagOf, keyTagProblems } from '../hash-tag';
 import { deriveStreamKeys } from '../keys';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -21,23 +22,26 @@ export const DEFAULT_PUBLISH_TIMEOUT_MS = 5_000;
 export const MAX_PUBLISH_BATCH = 10_000;
 
 
-const routeSchema = z.union([
-  keyName,
-  z.strictObject({ stream: keyName, publishDedupePrefix: keyName.optional(), auth: z.unknown().optional() }),
-]);
+/** Built on first use (the first publisher), not when the module is imported. */
+export const publisherConfigSchema = z.lazy(() => {
+  const routeSchema = z.union([
+    keyName,
+    z.strictObject({ stream: keyName, publishDedupePrefix: z.optional(keyName), auth: z.optional(z.unknown()) }),
+  ]);
 
-export const publisherConfigSchema = z.strictObject({
-  /** event_type → stream (or {stream, publishDedupePrefix?, auth?}). */
-  routes: z
-    .record(z.string().min(1).max(256), routeSchema)
-    .refine((routes) => Object.keys(routes).length > 0, 'must hold at least one route'),
-  /** Default auth of every route without its own: `hmac` or `exclusive-stream`. */
-  auth: z.unknown().optional(),
-  /** 0 turns the dedupe window off: each publish appends. */
-  dedupeWindowSeconds: z.int().min(0).max(MAX_DEDUPE_WINDOW_SECONDS).default(DEFAULT_DEDUPE_WINDOW_SECONDS),
-  /** When set, every stream and dedupe prefix must carry `{keyTag}`. */
-  keyTag: z.string().min(1).max(64).optional(),
-  timeoutMs: z.int().min(1).max(60_000).default(DEFAULT_PUBLISH_TIMEOUT_MS),
+  return z.strictObject({
+    /** event_type → stream (or {stream, publishDedupePrefix?, auth?}). */
+    routes: z
+      .record(z.string().check(z.minLength(1), z.maxLength(256)), routeSchema)
+      .check(z.refine((routes) => Object.keys(routes).length > 0, 'must hold at least one route')),
+    /** Default auth of every route without its own: `hmac` or `exclusive-stream`. */
+    auth: z.optional(z.unknown()),
+    /** 0 turns the dedupe window off: each publish appends. */
+    dedupeWindowSeconds: z._default(z.int().check(z.minimum(0), z.maximum(MAX_DEDUPE_WINDOW_SECONDS)), DEFAULT_DEDUPE_WINDOW_SECONDS),
+    /** When set, every stream and dedupe prefix must carry `{keyTag}`. */
+    keyTag: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+    timeoutMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), DEFAULT_PUBLISH_TIMEOUT_MS),
+  });
 });
 
 export type PublisherConfigInput = z.input<typeof publisherConfigSchema>;
@@ -71,7 +75,7 @@ function slotProblems(route: PublishRoute, path: string, keyTag: string | undefi
 }
 
 export function parsePublisherConfig(input: unknown, options: { cluster: boolean }): PublisherConfig {
-  const parsed = publisherConfigSchema.safeParse(input);
+  const parsed = publisherConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('publisher config', problemsOf(parsed.error));
   const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs } = parsed.data;
   const problems: ConfigProblem[] = [];

@@ -3,48 +3,55 @@
  * kept, and when idle empty consumers are reaped. Parsed once with zod, every problem listed
  * by field path, never echoing values; the result is frozen.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { keyName, memberName } from '../config';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { keyTagProblems } from '../hash-tag';
 import { deriveStreamKeys, derivedDltProblems } from '../keys';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
 const DAY_SECONDS = 24 * 3600;
 /** Redis's own default LIMIT for `XTRIM ~` (100 × stream-node-max-entries). */
 export const DEFAULT_TRIM_LIMIT = 10_000;
 
+/**
+ * Most entries one safe-trim call removes from a stream longer than this (XTRIM MINID ~
+ * LIMIT): bounds how long one call blocks Redis on a large backlog. At least 100, Redis's
+ * default stream-node-max-entries: approximate trimming frees whole nodes only, and a
+ * limit under the node size frees nothing. Streams this short or shorter trim exactly.
+ * A builder, shared with the deployment config's `trim.trimLimit`.
+ */
+export const trimLimitSchema = () => z._default(z.int().check(z.minimum(100), z.maximum(1_000_000)), DEFAULT_TRIM_LIMIT);
 
-export const retentionConfigSchema = z.strictObject({
-  stream: keyName,
-  /** When set, the stream and DLT must both carry `{keyTag}` (one Cluster slot). */
-  keyTag: z.string().min(1).max(64).optional(),
-  keys: z.strictObject({ dlt: keyName.optional() }).optional(),
-  /** Dead-letter records older than this are trimmed. */
-  dltRetentionSeconds: z.int().positive().default(14 * DAY_SECONDS),
-  /**
-   * The longest marker TTL any consumer of this stream uses. A marker must never outlive
-   * the DLT record it stands for, so the window may not be shorter.
-   */
-  markerTtlSeconds: z.int().positive().default(7 * DAY_SECONDS),
-  /**
-   * Most entries one safe-trim call removes from a stream longer than this (XTRIM MINID ~
-   * LIMIT): bounds how long one call blocks Redis on a large backlog. At least 100, Redis's
-   * default stream-node-max-entries: approximate trimming frees whole nodes only, and a
-   * limit under the node size frees nothing. Streams this short or shorter trim exactly.
-   */
-  trimLimit: z.int().min(100).max(1_000_000).default(DEFAULT_TRIM_LIMIT),
-  reaper: z
-    .strictObject({
-      /** Consumers with zero pending idle longer than this are deleted. */
-      idleMs: z.int().positive().default(DAY_SECONDS * 1000),
-      /** At most this many deletions per run, so one run stays short. */
-      maxPerRun: z.int().min(1).max(100_000).default(1_000),
-      /** Groups to reap; omitted = every group on the stream. */
-      groups: z.array(memberName).min(1).optional(),
-    })
-    .prefault({}),
-});
+/** Built on first use (a trim run), not when the module is imported. */
+export const retentionConfigSchema = z.lazy(() =>
+  z.strictObject({
+    stream: keyName,
+    /** When set, the stream and DLT must both carry `{keyTag}` (one Cluster slot). */
+    keyTag: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+    keys: z.optional(z.strictObject({ dlt: z.optional(keyName) })),
+    /** Dead-letter records older than this are trimmed. */
+    dltRetentionSeconds: z._default(z.int().check(z.positive()), 14 * DAY_SECONDS),
+    /**
+     * The longest marker TTL any consumer of this stream uses. A marker must never outlive
+     * the DLT record it stands for, so the window may not be shorter.
+     */
+    markerTtlSeconds: z._default(z.int().check(z.positive()), 7 * DAY_SECONDS),
+    trimLimit: trimLimitSchema(),
+    reaper: z.prefault(
+      z.strictObject({
+        /** Consumers with zero pending idle longer than this are deleted. */
+        idleMs: z._default(z.int().check(z.positive()), DAY_SECONDS * 1000),
+        /** At most this many deletions per run, so one run stays short. */
+        maxPerRun: z._default(z.int().check(z.minimum(1), z.maximum(100_000)), 1_000),
+        /** Groups to reap; omitted = every group on the stream. */
+        groups: z.optional(z.array(memberName).check(z.minLength(1))),
+      }),
+      {},
+    ),
+  }),
+);
 
 export type RetentionConfigInput = z.input<typeof retentionConfigSchema>;
 
@@ -74,7 +81,7 @@ function crossFieldProblems(config: RetentionConfig, keyTag: string | undefined)
 }
 
 export function parseRetentionConfig(input: unknown): RetentionConfig {
-  const parsed = retentionConfigSchema.safeParse(input);
+  const parsed = retentionConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('retention config', problemsOf(parsed.error));
   const { stream, keyTag, keys, reaper, dltRetentionSeconds, markerTtlSeconds, trimLimit } = parsed.data;
   const config: RetentionConfig = {

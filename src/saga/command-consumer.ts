@@ -5,7 +5,7 @@
  * A capability consumer (a participant that knows its step, not the whole definition)
  * is bound the same way without the digest.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DeadLetterReasons } from '../auth/reasons';
 import { problemsOf } from '../ground/config-problems';
 import type { Poller } from '../poller';
@@ -14,13 +14,17 @@ import { Verdicts, type Verdict } from '../verdict';
 import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { commandEnvelopeSchema, definitionDigestSchema, type CommandEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
-const capabilityRouteSchema = z.strictObject({
-  workflow: z.string().min(1).max(256),
-  definitionVersion: z.int().positive(),
-  step: z.string().min(1).max(256),
-});
-const exactRouteSchema = capabilityRouteSchema.extend({ definitionDigest: definitionDigestSchema });
+/** Built when the first consumer is (on a Lambda: its first invocation), not on import. */
+const capabilityRoute = () =>
+  z.strictObject({
+    workflow: z.string().check(z.minLength(1), z.maxLength(256)),
+    definitionVersion: z.int().check(z.positive()),
+    step: z.string().check(z.minLength(1), z.maxLength(256)),
+  });
+const capabilityRouteSchema = z.lazy(capabilityRoute);
+const exactRouteSchema = z.lazy(() => z.extend(capabilityRoute(), { definitionDigest: definitionDigestSchema }));
 
 export type CapabilityRoute = z.infer<typeof capabilityRouteSchema>;
 export type CommandRoute = z.infer<typeof exactRouteSchema>;
@@ -46,8 +50,8 @@ export function commandRouteGate(route: CapabilityRoute & { definitionDigest?: s
   };
 }
 
-function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, schema: z.ZodType, routeInput: unknown): Poller {
-  const parsed = schema.safeParse(routeInput);
+function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, schema: z.ZodMiniType, routeInput: unknown): Poller {
+  const parsed = schema.safeParse(routeInput, IN_ENGLISH);
   const problems = parsed.success ? [] : problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `route.${p.path}` : 'route' }));
   const route = Object.freeze({ ...(parsed.data as CommandRoute) });
   return buildSagaPoller(subject, options, problems, (stream, auth) =>

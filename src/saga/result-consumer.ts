@@ -4,7 +4,7 @@
  * from the producers listed for that step (a step not listed accepts nobody), and anyone
  * else's is dead-lettered as an auth rejection.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DeadLetterReasons } from '../auth/reasons';
 import { problemsOf } from '../ground/config-problems';
 import type { Poller } from '../poller';
@@ -13,8 +13,12 @@ import { Verdicts, type Verdict } from '../verdict';
 import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { resultEnvelopeSchema, type ResultEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';
+import { IN_ENGLISH } from '../ground/zod-messages';
 
-const allowedProducersSchema = z.record(z.string().min(1), z.array(z.string().min(1)).min(1)).optional();
+/** Built when the first result consumer is, not on import. */
+const allowedProducersSchema = z.lazy(() =>
+  z.optional(z.record(z.string().check(z.minLength(1)), z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
+);
 
 export interface ResultConsumerOptions extends SagaConsumerOptions<ResultEnvelope> {
   /** step → producers allowed to report its results. Omit to accept any authenticated producer. */
@@ -29,7 +33,7 @@ export function producerGate(allowed: Readonly<Record<string, readonly string[]>
 }
 
 export function createResultConsumer(options: ResultConsumerOptions): Poller {
-  const parsed = allowedProducersSchema.safeParse(options.allowedProducers);
+  const parsed = allowedProducersSchema.safeParse(options.allowedProducers, IN_ENGLISH);
   const problems = parsed.success
     ? []
     : problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `allowedProducers.${p.path}` : 'allowedProducers' }));

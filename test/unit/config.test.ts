@@ -67,6 +67,15 @@ describe('consumer config', () => {
     expect(problems.map((p) => p.split(':')[0])).toEqual(expect.arrayContaining(['stream', 'group', 'batch', 'blockMs', '']));
   });
 
+  it("states each problem in zod's English words, not a bare 'Invalid input'", () => {
+    // zod/mini ships no messages; the library parses with IN_ENGLISH (src/zod-messages.ts).
+    expect(problemsFor({ ...valid, batch: 'x', blockMs: 0, extra: true })).toEqual([
+      'batch: Invalid input: expected number, received string',
+      'blockMs: Too small: expected number to be >=1',
+      ': Unrecognized key: "extra"',
+    ]);
+  });
+
   it('rejects names over 128 bytes for group and consumer, counting bytes not characters', () => {
     expect(problemsFor({ ...valid, consumer: 'é'.repeat(65) })[0]).toMatch(/^consumer:/);
     expect(() => parseConsumerConfig({ ...valid, consumer: 'é'.repeat(64) })).not.toThrow();

@@ -9,7 +9,8 @@
  *
  * The AWS SDK is imported on the first send, not at start-up: most invocations (trim, polls
  * whose handlers publish nothing) never send, and loading the SQS client costs 30-40 ms of
- * cold start. The Lambda runtime provides the SDK, so bundles keep it external.
+ * cold start. The Lambda runtime provides the SDK, so bundles keep it external, and the
+ * package names it as an optional peer: a Cloudflare or local user never installs it.
  */
 import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { readSecrets, type SecretEnv } from '../../../src/deployment/secrets';
@@ -29,7 +30,12 @@ export type WakeUp = (streams: readonly string[]) => Promise<void>;
 
 type SqsModule = typeof import('@aws-sdk/client-sqs');
 let sqsModule: Promise<SqsModule> | undefined;
-const loadSqs = (): Promise<SqsModule> => (sqsModule ??= import('@aws-sdk/client-sqs'));
+const loadSqs = (): Promise<SqsModule> =>
+  (sqsModule ??= import('@aws-sdk/client-sqs').catch((error: unknown) => {
+    sqsModule = undefined;
+    // Reported by the publisher as "wake-up not sent" (it never fails the publish).
+    throw new Error('@aws-sdk/client-sqs is not installed: the Lambda runtime provides it; elsewhere install it to send SQS wake-ups', { cause: error });
+  }));
 
 /** undefined when the deployment sends no SQS wake-ups; fails naming a missing queue URL variable. */
 export function sqsWakeUp(config: DeploymentConfig, env: SecretEnv, sqs?: SqsSender): WakeUp | undefined {
