@@ -85,11 +85,17 @@ export class RoundSizer {
     return Math.max(0, Math.min(byBytes, byTime));
   }
 
-  /** The next claim's plan, or undefined when the time left cannot cover one more entry. */
+  /**
+   * The next claim's plan, or undefined when the time left cannot cover one more entry. The
+   * reclaim and the fresh read share one limit (both land in the same reply): the reclaim may
+   * take at most half, so the fresh read always asks for at least one entry (a COUNT of 0
+   * would mean no limit at all).
+   */
   plan(timeLeftMs: number, reclaim: boolean, ahead = 0): ClaimPlan | undefined {
     const limit = this.limit(timeLeftMs, ahead);
     if (limit === 0) return undefined;
-    return { fresh: Math.min(this.config.batch, limit), reclaim: reclaim ? Math.min(this.config.reclaimBatch, limit) : 0 };
+    const reclaimed = reclaim ? Math.min(this.config.reclaimBatch, Math.floor(limit / 2)) : 0;
+    return { fresh: Math.min(this.config.batch, limit - reclaimed), reclaim: reclaimed };
   }
 
   observeHandling(entries: number, elapsedMs: number): void {

@@ -45,4 +45,17 @@ describe('RoundSizer', () => {
     expect(sizer.plan(101, false, 100)).toBeUndefined();
     expect(sizer.plan(1_000, false, 0)).toEqual({ fresh: 100, reclaim: 0 });
   });
+
+  it('bounds the reclaim and the fresh read together by one limit (one reply under the byte budget)', () => {
+    // 32 KiB entries, 4 MiB budget: the first reply may carry 128 entries in all.
+    const sizer = new RoundSizer(config(500), { entryBytes: 32 * 1024 });
+    expect(sizer.plan(10_000, true)).toEqual({ fresh: 64, reclaim: 64 });
+    expect(sizer.plan(10_000, false)).toEqual({ fresh: 128, reclaim: 0 });
+    // A small reclaim batch leaves the rest to the fresh read.
+    const small = new RoundSizer(parseConsumerConfig({ stream: 's', group: 'g', consumer: 'c', batch: 500, reclaimBatch: 10, maxRoundBytes: 4 * 1024 * 1024, handlerTimeoutMs: 100, runBudgetMs: 60_000, minIdleMs: 120_000 }), { entryBytes: 32 * 1024 });
+    expect(small.plan(10_000, true)).toEqual({ fresh: 118, reclaim: 10 });
+    // A limit of one entry: the fresh read gets it, the reclaim waits for the next claim.
+    const tight = new RoundSizer(config(500), { entryBytes: 4 * 1024 * 1024 });
+    expect(tight.plan(10_000, true)).toEqual({ fresh: 1, reclaim: 0 });
+  });
 });
