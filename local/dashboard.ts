@@ -17,11 +17,14 @@ export interface LocalDashboard {
   readonly env: SecretEnv;
   /** The development token in use (generated now or kept from the dev file), if any. */
   readonly generated?: string;
+  /** True when that token came from the dev file rather than being generated now. */
+  readonly kept?: boolean;
 }
 
 export function localDashboard(config: DeploymentConfig, env: SecretEnv, persisted: Readonly<Record<string, string>> = {}): LocalDashboard {
   const tokenEnv = config.data.publishApi?.dashboard?.adminTokenEnv ?? LOCAL_ADMIN_TOKEN_ENV;
   if (env[tokenEnv]) return { tokenEnv, env };
-  const generated = persisted[tokenEnv] || `dev-admin-${randomBytes(18).toString('base64url')}`;
-  return { tokenEnv, env: { ...env, [tokenEnv]: generated }, generated };
+  const kept = persisted[tokenEnv];
+  const generated = kept || `dev-admin-${randomBytes(18).toString('base64url')}`;
+  return { tokenEnv, env: { ...env, [tokenEnv]: generated }, generated, kept: Boolean(kept) };
 }

@@ -64,6 +64,8 @@ export function writeDevFile(cwd: string, content: DevFile): string {
 
 /** True when a process with this pid exists (EPERM: it exists, owned by someone else). */
 export function processAlive(pid: number): boolean {
+  // 0 and negative pids name process groups, which kill(…, 0) always finds: never a stack.
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -56,7 +56,7 @@ export interface LocalStack {
   readonly tokens: ReadonlyMap<string, string>;
   readonly generatedSecrets: readonly string[];
   /** The dashboard's address and admin token variable; `token` only when generated for this run. */
-  readonly dashboard: { readonly url: string; readonly tokenEnv: string; readonly token?: string };
+  readonly dashboard: { readonly url: string; readonly tokenEnv: string; readonly token?: string; readonly tokenKept?: boolean };
   /** Secrets taken over from an earlier run's dev file. */
   readonly reusedSecrets: readonly string[];
   /** The dev file (`.saga-streams/dev.json`): where the CLI finds this stack. */
@@ -77,7 +77,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const other = runningStack(cwd);
   // Two stacks in one folder would share the PGlite folder and overwrite each other's dev file.
   if (other && other.stack.pid !== process.pid) {
-    throw new Error(`a local stack is already running in this folder (pid ${other.stack.pid}, ${other.stack.apiUrl}); stop it first`);
+    throw new Error(`a local stack is already running in this folder (pid ${other.stack.pid}, ${other.stack.apiUrl}); stop it first, or delete ${other.path} if that pid is not the stack`);
   }
   try {
     const redis = await startLocalRedis(config, options.env);
@@ -179,7 +179,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       generatedSecrets: secrets.generated,
       reusedSecrets: secrets.reused,
       devFile,
-      dashboard: { url: `${server.url}${DASHBOARD_BASE}`, tokenEnv: admin.tokenEnv, token: admin.generated },
+      dashboard: { url: `${server.url}${DASHBOARD_BASE}`, tokenEnv: admin.tokenEnv, token: admin.generated, tokenKept: admin.kept },
       placeDemoOrders,
       stop: stopAll,
     };

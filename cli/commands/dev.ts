@@ -43,7 +43,10 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
     if (stack.database) io.err(`  database     ${stack.database.display}`);
     io.err(`  publish API  ${stack.apiUrl}/v1/events/{eventType}   ${stack.apiUrl}/healthz`);
     io.err(`  dashboard    ${stack.dashboard.url}   (log in with the admin token in $${stack.dashboard.tokenEnv})`);
-    if (stack.dashboard.token) io.err(`  admin token  generated for this run: export ${stack.dashboard.tokenEnv}=${stack.dashboard.token}`);
+    if (stack.dashboard.token) {
+      const origin = stack.dashboard.tokenKept ? 'kept from the last run' : 'generated for this run';
+      io.err(`  admin token  ${origin}: export ${stack.dashboard.tokenEnv}=${stack.dashboard.token}`);
+    }
     if (stack.generatedSecrets.length > 0) io.err(`  secrets      generated: ${stack.generatedSecrets.join(', ')}`);
     if (stack.reusedSecrets.length > 0) io.err(`  secrets      kept from the last run: ${stack.reusedSecrets.join(', ')}`);
     // The path only: the file holds the signing keys.

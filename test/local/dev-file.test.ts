@@ -175,6 +175,8 @@ describe('the dev file (npm start beside the CLI)', () => {
     const second = await npmStart(cwd);
     children.push(second.child);
     expect(second.stderr()).toContain('kept from the last run: INVENTORY_COMMAND_KEY');
+    expect(second.stderr()).toContain(`admin token  kept from the last run: export OPS_ADMIN_TOKEN=${file.env.OPS_ADMIN_TOKEN}`);
+    expect(first.stderr()).toContain('admin token  generated for this run: export OPS_ADMIN_TOKEN=');
     expect(readDevFile(cwd)!.env).toMatchObject(Object.fromEntries(Object.entries(file.env).filter(([name]) => name !== 'REDIS_URL')));
     second.child.kill('SIGINT');
     expect(await closedWithin(second.redisPort, STOP_MS)).toBe(true);
