@@ -9,6 +9,7 @@ import type { Logger } from '../web/log';
 import { sessionCookieHeader, type AdminAuth } from './admin-auth';
 import { crossSiteRefusal, isSameOrigin } from './guard';
 import { escapeHtml, frame, type FrameOptions } from './html';
+import { readBoundedBody } from '../web/body';
 
 /** Far above any admin token: the form's body is read whole. */
 const LOGIN_BODY_LIMIT = 4096;
@@ -31,10 +32,10 @@ function loginPage(options: LoginOptions, message?: string): string {
 }
 
 async function presentedToken(request: Request): Promise<string | undefined> {
-  if (Number(request.headers.get('content-length') ?? 0) > LOGIN_BODY_LIMIT) return undefined;
-  const text = await request.text();
-  if (text.length > LOGIN_BODY_LIMIT) return undefined;
-  return new URLSearchParams(text).get('token') ?? undefined;
+  // Counted as it streams: a chunked body without a Content-Length is never held whole.
+  const body = await readBoundedBody(request, LOGIN_BODY_LIMIT);
+  if (!body.ok) return undefined;
+  return new URLSearchParams(new TextDecoder().decode(body.bytes)).get('token') ?? undefined;
 }
 
 export function mountLogin(app: Hono, options: LoginOptions): void {

@@ -9,7 +9,7 @@ import { isValidEventId } from '../keys';
 import type { PublishResult } from '../publish/publisher';
 import { isValidTraceparent } from '../telemetry/traceparent';
 import { checkBatch } from './batch';
-import { readBoundedBody } from './body';
+import { readBoundedBody } from '../web/body';
 import { problemResponse } from '../web/problems';
 import type { TokenAuthenticator } from './tokens';
 

@@ -99,6 +99,27 @@ describe('dashboard admin auth', () => {
     expect((await request('/ops/login', { headers: html })).status).toBe(200);
   });
 
+  it('stops reading a login body without a Content-Length once it passes 4 KiB', async () => {
+    // A streamed (chunked) body: nothing declares its size, so only counting bounds it.
+    let pulled = 0;
+    const chunk = new TextEncoder().encode('x'.repeat(1024));
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 64 * 1024 * 1024) return controller.close();
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await request('/ops/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(401);
+    expect(pulled).toBeLessThan(64 * 1024);
+  });
+
   it('logs in with the admin token only: the cookie is HttpOnly, SameSite=Strict and holds no token', async () => {
     const refused = await login(SHOP_TOKEN);
     expect(refused.status).toBe(401);
