@@ -106,8 +106,19 @@ export function logError(thrown: unknown): LogError {
   return describeThrown(thrown);
 }
 
-/** A thrown value, or one already described (`describeError`): only its name, code and message. */
-function errorOf(error: unknown): LogError {
+/** Longest error message a line carries: enough for ours, short of a pasted body. */
+export const LOG_MESSAGE_LIMIT = 512;
+
+/**
+ * A third-party error's message may embed a stack trace or a whole response body: a line keeps
+ * its first line only, capped, so neither reaches the logs through it.
+ */
+function boundedMessage(message: string): string {
+  const first = message.split('\n', 1)[0]!;
+  return first.length <= LOG_MESSAGE_LIMIT ? first : `${first.slice(0, LOG_MESSAGE_LIMIT)}…`;
+}
+
+function described(error: unknown): LogError {
   try {
     if (error instanceof Error || typeof error !== 'object' || error === null || typeof (error as LogError).name !== 'string') return describeThrown(error);
     const { name, code, message } = error as LogError;
@@ -116,6 +127,12 @@ function errorOf(error: unknown): LogError {
     // A value nothing can inspect (e.g. a revoked proxy: even instanceof throws).
     return describeThrown(error);
   }
+}
+
+/** A thrown value, or one already described (`describeError`): only its name, code and (bounded) message. */
+function errorOf(error: unknown): LogError {
+  const { message, ...rest } = described(error);
+  return typeof message === 'string' ? { ...rest, message: boundedMessage(message) } : rest;
 }
 
 export function formatLogLine(input: LogLineInput): string {
