@@ -3,7 +3,7 @@
  * whatever a cron expression stands for. Each returns a value that the caller logs as one
  * JSON line (log.ts); none of them reads the platform directly.
  */
-import { recordJobRun, recordPollRun, pollRunRecord, type PollTarget } from './run-history';
+import { failedPollRunRecord, recordJobRun, recordPollRun, pollRunRecord, type PollTarget } from './run-history';
 import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
 import { RedisCommandError } from '../ground/errors';
 import { ensureGroup } from '../groups';
@@ -96,20 +96,23 @@ export async function runPollJob(runtime: DeploymentRuntime, consumer: string, o
   runDeadline(config, options.deadline, runtime.now());
   await ensureOnce(runtime, config.stream, config.group, config.startFrom);
   const mode = options.mode ?? runtime.config.consumers.get(consumer)!.mode;
+  const target: PollTarget = { consumer, stream: config.stream, group: config.group, dlt: config.keys.dlt };
+  // The record gets what a settle gets past the deadline, no more.
+  const recordLimitMs = () => options.deadline + DEADLINE_OVERRUN_MS - runtime.now();
   let report: RunReport;
   try {
     report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });
   } catch (error) {
     // The group was deleted behind this warm process: ensure it again on the next run.
     if (error instanceof RedisCommandError && error.replyCode === 'NOGROUP') forgetEnsured(runtime, config.stream, config.group);
+    // A run Redis refused is listed as failed (a consumer failing every run must not look
+    // idle); one that could not reach Redis records nothing — the write would fail the same way.
+    if (runtime.history && error instanceof RedisCommandError) {
+      await recordPollRun(runtime, target, failedPollRunRecord(target, error.replyCode || error.code, runtime.now()), recordLimitMs());
+    }
     throw error;
   }
-  // A failed run records nothing: it throws to the platform, whose log line says why.
-  if (runtime.history) {
-    const target: PollTarget = { consumer, stream: config.stream, group: config.group, dlt: config.keys.dlt };
-    // The record gets what a settle gets past the deadline, no more.
-    await recordPollRun(runtime, target, pollRunRecord(target, report, runtime.now()), options.deadline + DEADLINE_OVERRUN_MS - runtime.now());
-  }
+  if (runtime.history) await recordPollRun(runtime, target, pollRunRecord(target, report, runtime.now()), recordLimitMs());
   return { job: 'poll', consumer, stream: config.stream, group: config.group, report };
 }
 

@@ -87,6 +87,11 @@ export function pollRunRecord(target: PollTarget, report: RunReport, t: number):
   return record as unknown as RunRecord;
 }
 
+/** A poll run that Redis refused (NOGROUP, NOPERM, WRONGTYPE…): listed as an error run with that code. */
+export function failedPollRunRecord(target: PollTarget, code: string, t: number): RunRecord {
+  return { t, job: 'poll', level: 'error', consumer: target.consumer, error: code };
+}
+
 /** Runs `write` at most `limitMs`; a failure costs one log line and nothing else. */
 async function bestEffort(runtime: DeploymentRuntime, what: Record<string, unknown>, limitMs: number, write: () => Promise<unknown>): Promise<void> {
   if (limitMs <= 0) return;

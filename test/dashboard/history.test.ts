@@ -128,6 +128,19 @@ describe('dashboard history', () => {
     expect(await admin.exists(keys.samples, keys.runs, keys.idleRuns)).toBe(0);
   });
 
+  it('lists a run Redis refused as a failed run with the reply code, and still throws it', async () => {
+    const { config, stream, keys } = deployment();
+    const lines: string[] = [];
+    const runtime = createRuntime(config, { port, env, log: (line) => lines.push(line) });
+    await poll(runtime); // creates the group
+    // The group removed behind the warm process: every claim now answers NOGROUP.
+    await admin.xgroup('DESTROY', stream, 'fulfilment');
+    await expect(poll(runtime)).rejects.toThrow(/NOGROUP/);
+    const runs = (await admin.lrange(keys.runs, 0, -1)).map((text) => JSON.parse(text));
+    expect(runs[0]).toMatchObject({ job: 'poll', consumer: 'fulfilment', level: 'error', error: 'NOGROUP' });
+    expect(lines).toEqual([]);
+  });
+
   it('writes nothing for a deployment without the dashboard', async () => {
     const { config, keys } = deployment({} as typeof withDashboard);
     const meter = counting(port);
