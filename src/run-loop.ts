@@ -135,7 +135,12 @@ export class RunLoop {
     // round is over — no overlap at all.
     if (beside !== undefined && this.#port.transport !== 'tcp') await yieldToEventLoop();
 
-    const decided = await decideRound(this.#deps, claim.entries, this.#deadline, this.#held, this.#stopping);
+    let decided: DecidedRound;
+    try {
+      decided = await decideRound(this.#deps, claim.entries, this.#deadline, this.#held, this.#stopping);
+    } catch (error) {
+      return this.#abandon(beside, plan, error);
+    }
     this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
     const current: Unsettled = { tally: tallyOf(decided, claim), settle: settleCall(this.#config, decided.decisions), startedAt };
     const ahead = await this.#land(beside, carried, plan, current, decided);
@@ -326,9 +331,35 @@ export class RunLoop {
     const keyOf = this.#deps.orderingKey;
     if (keyOf === undefined || this.#held.size === 0) return [...entries];
     return entries.filter((entry) => {
-      const key = keyOf(entry);
-      return key === undefined || !this.#held.has(key);
+      try {
+        const key = keyOf(entry);
+        return key === undefined || !this.#held.has(key);
+      } catch {
+        // A key that cannot be computed might be a held one: keep the entry, as if held.
+        return false;
+      }
     });
+  }
+
+  /**
+   * The round could not be decided (a user `orderingKey` threw): no verdict is known, so the
+   * round's entries stay pending as retained ones would. The exchange beside it already went
+   * out; the batch it claimed ahead was never started, so it is released (rule (b)) before
+   * the failure is thrown.
+   */
+  async #abandon(beside: Promise<Beside> | undefined, plan: ClaimPlan | undefined, error: unknown): Promise<never> {
+    const outcome = beside === undefined ? undefined : await beside;
+    if (outcome !== undefined && 'replies' in outcome && plan !== undefined) {
+      const settleSlots = outcome.replies.length - claimOperations(this.#config, plan).length;
+      try {
+        const ahead = claimResultOf(plan, outcome.replies.slice(settleSlots).map(throwIfError));
+        const release = releaseCall(this.#config, this.#unheld(ahead.entries));
+        if (release !== undefined) await runOperations(this.#port, [release]).catch(() => {});
+      } catch {
+        // The claim itself failed: nothing was claimed ahead to give back.
+      }
+    }
+    throw error;
   }
 
   #emit(round: Unsettled, settled: SettleResult, released = 0, ahead?: ClaimResult): void {

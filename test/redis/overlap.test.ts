@@ -123,6 +123,30 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     for (const id of ids.slice(15)) expect(byId.get(id)!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
   });
 
+  it('releases the batch claimed ahead when the round beside it cannot be decided (orderingKey throws)', async () => {
+    const ids = await appendPayloads(20);
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 5, minIdleMs: MIN_IDLE }),
+      orderingKey: (entry) => {
+        const payload = new TextDecoder().decode(entry.fields.get('payload')!);
+        if (payload === 'p7') throw new TypeError('no key for p7');
+        return undefined;
+      },
+      process: recordingProcessor([]),
+    });
+    // Round 1 (p0-p4) settles alone; round 2 (p5-p9) is decided beside the claim of p10-p14
+    // and its orderingKey throws: the run fails with it.
+    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/no key for p7/);
+    const rows = await pendingRows(admin, stream, 'g');
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // Round 2 has no verdicts: pending with this consumer, as retained entries are.
+    for (const id of ids.slice(5, 10)) expect(byId.get(id)).toMatchObject({ consumer: 'c1', deliveries: 1 });
+    // The batch claimed ahead was never started: released, reclaimable at once by the next run.
+    for (const id of ids.slice(10, 15)) expect(byId.get(id)).toMatchObject({ deliveries: 0 });
+    for (const id of ids.slice(10, 15)) expect(byId.get(id)!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
+  });
+
   it('holds an ordering key across rounds: a retained entry blocks its successors in the next round', async () => {
     for (const payload of ['a0', 'b0', 'a1', 'b1', 'a2', 'b2']) await append(admin, stream, { event_id: payload, payload });
     const seen: string[] = [];
