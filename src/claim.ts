@@ -84,6 +84,26 @@ export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): 
   };
 }
 
+/**
+ * The entries a claim did take when part of it failed (e.g. the reclaim went through and the
+ * fresh read answered an error): each reply decoded on its own, failed ones skipped. A failing
+ * run releases these, so a half-failed claim strands nothing until minIdle (SPEC §5.1 (b)).
+ */
+export function claimedDespiteErrors(plan: ClaimPlan, replies: readonly unknown[]): StreamEntry[] {
+  const freshSlot = plan.reclaim > 0 ? 1 : 0;
+  // Each slot decoded as if it were the claim's only answer (a null fresh reply reads as none).
+  const slots: Array<[ClaimPlan, unknown[]]> = [[{ ...plan, reclaim: 0 }, [replies[freshSlot]]]];
+  if (freshSlot === 1) slots.unshift([plan, [replies[0], null]]);
+  return slots.flatMap(([slotPlan, slotReplies]) => {
+    if (slotReplies[0] === undefined || slotReplies[0] instanceof Error) return [];
+    try {
+      return claimResultOf(slotPlan, slotReplies as RedisReply[]).entries;
+    } catch {
+      return [];
+    }
+  });
+}
+
 export async function claimEntries(port: RedisPort, config: ConsumerConfig, plan = fullClaimPlan(config)): Promise<ClaimResult> {
   return claimResultOf(plan, await runOperations(port, claimOperations(config, plan)));
 }

@@ -22,7 +22,7 @@
  * next round, or in the final one); its round trips are the exchanges since the previous
  * report.
  */
-import { claimEntries, claimOperations, claimResultOf, type ClaimPlan, type ClaimResult } from './claim';
+import { claimedDespiteErrors, claimOperations, claimResultOf, type ClaimPlan, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
 import type { StreamEntry } from './entry';
 import { probeCommand, probedEntryBytes } from './entry-size';
@@ -217,9 +217,10 @@ export class RunLoop {
         claimError = error;
       }
     }
-    if (settleReply instanceof RedisCommandError) return this.#fail(current, decided, ahead?.entries ?? [], settleReply);
+    const claimedAhead = () => ahead?.entries ?? (plan === undefined ? [] : claimedDespiteErrors(plan, outcome.replies.slice(settleSlots)));
+    if (settleReply instanceof RedisCommandError) return this.#fail(current, decided, claimedAhead(), settleReply);
     if (carried !== undefined) this.#emit(carried, settleResultOf(settleReply));
-    if (claimError !== undefined) return this.#fail(current, decided, [], claimError);
+    if (claimError !== undefined) return this.#fail(current, decided, claimedAhead(), claimError);
     return plan !== undefined && ahead !== undefined ? this.#claimed(plan, ahead) : undefined;
   }
 
@@ -264,13 +265,18 @@ export class RunLoop {
     const claimReplies = replies.slice(settleSlots);
     const readError = claimReplies.find((reply) => reply instanceof RedisCommandError);
     const woken = readError === undefined ? claimResultOf(wait, claimReplies as RedisReply[]) : undefined;
+    const claimed = () => woken?.entries ?? claimedDespiteErrors(wait, claimReplies);
     if (settle !== undefined && replies[0] instanceof RedisCommandError) {
-      await releaseQuietly(this.#port, this.#config, this.#unheld(woken?.entries ?? []));
+      await releaseQuietly(this.#port, this.#config, this.#unheld(claimed()));
       throw replies[0];
     }
     if (carried !== undefined) this.#emit(carried, settleResultOf(settle === undefined ? undefined : throwIfError(replies[0]!)));
     if (empty !== undefined) this.#emit(empty, NOTHING_SETTLED);
-    if (woken === undefined) throw readError;
+    if (woken === undefined) {
+      // The reclaim may have gone through beside a failed read: give those entries back.
+      await releaseQuietly(this.#port, this.#config, this.#unheld(claimed()));
+      throw readError;
+    }
     // Nothing came: the loop waits again (the next wait reclaims, its fresh read came back short).
     return { claim: this.#claimed(wait, woken), carried: undefined };
   }
@@ -286,7 +292,10 @@ export class RunLoop {
 
   async #claimNow(): Promise<ClaimResult | undefined> {
     const plan = this.#plan(0);
-    return plan && this.#claimed(plan, await this.#exchange(() => claimEntries(this.#port, this.#config, plan)));
+    if (plan === undefined) return undefined;
+    // Through settleAndClaim (with nothing to settle): a half-failed claim gives back what it took.
+    const [, claim] = await this.#exchange(() => settleAndClaim(this.#port, this.#config, undefined, plan, (entries) => this.#unheld(entries)));
+    return this.#claimed(plan, claim);
   }
 
   #claimed(plan: ClaimPlan, claim: ClaimResult): ClaimResult {
@@ -351,13 +360,7 @@ export class RunLoop {
     const outcome = beside === undefined ? undefined : await beside;
     if (outcome !== undefined && 'replies' in outcome && plan !== undefined) {
       const settleSlots = outcome.replies.length - claimOperations(this.#config, plan).length;
-      try {
-        const ahead = claimResultOf(plan, outcome.replies.slice(settleSlots).map(throwIfError));
-        const release = releaseCall(this.#config, this.#unheld(ahead.entries));
-        if (release !== undefined) await runOperations(this.#port, [release]).catch(() => {});
-      } catch {
-        // The claim itself failed: nothing was claimed ahead to give back.
-      }
+      await releaseQuietly(this.#port, this.#config, this.#unheld(claimedDespiteErrors(plan, outcome.replies.slice(settleSlots))));
     }
     throw error;
   }
@@ -415,14 +418,13 @@ async function settleAndClaim(
   const replies = await runOperationsSettled(port, settle === undefined ? ops : [settle, ...ops]);
   const claimReplies = settle === undefined ? replies : replies.slice(1);
   const settleReply = settle === undefined ? undefined : replies[0];
-  if (settleReply instanceof RedisCommandError) {
-    if (!claimReplies.some((reply) => reply instanceof RedisCommandError)) {
-      const stranded = claimResultOf(plan, claimReplies as RedisReply[]).entries;
-      await releaseQuietly(port, config, unheld(stranded));
-    }
-    throw settleReply;
+  const claimError = claimReplies.find((reply) => reply instanceof RedisCommandError);
+  if (settleReply instanceof RedisCommandError || claimError !== undefined) {
+    // Whatever part of the claim went through was never started: give it back.
+    await releaseQuietly(port, config, unheld(claimedDespiteErrors(plan, claimReplies)));
+    throw settleReply instanceof RedisCommandError ? settleReply : claimError;
   }
-  return [settleResultOf(settleReply), claimResultOf(plan, claimReplies.map(throwIfError))];
+  return [settleResultOf(settleReply), claimResultOf(plan, claimReplies as RedisReply[])];
 }
 
 /** Best effort: the run is failing already, and the caller must see the original error. */

@@ -147,6 +147,28 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     for (const id of ids.slice(10, 15)) expect(byId.get(id)!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
   });
 
+  it('gives back what the reclaim took when the fresh read beside it fails', async () => {
+    const ids = await appendPayloads(3);
+    // Delivered long ago to a consumer that died: reclaimable.
+    await admin.xreadgroup('GROUP', 'g', 'dead', 'COUNT', 3, 'STREAMS', stream, '>');
+    await admin.xclaim(stream, 'g', 'dead', 0, ...ids, 'IDLE', MIN_IDLE * 2);
+    // The fresh read answers an error (it names a group that does not exist) after the
+    // reclaim in the same exchange went through.
+    const failingRead: RedisPort = {
+      ...port,
+      exchange: (commands) =>
+        port.exchange(commands.map((c) => (c.name === 'XREADGROUP' ? { ...c, args: c.args.map((a, i) => (i === 1 ? 'no-such-group' : a)) } : c))),
+    };
+    const poller = createPoller({ port: failingRead, config: fastConfig(stream, { batch: 5, minIdleMs: MIN_IDLE }), process: recordingProcessor([]) });
+    const before = new Map((await pendingRows(admin, stream, 'g')).map((row) => [row.id, row.deliveries]));
+    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/NOGROUP/);
+    const rows = await pendingRows(admin, stream, 'g');
+    // Reclaimed to c1 by the claim, then released unstarted: reclaimable at once, deliveries as before.
+    for (const row of rows) expect(row).toMatchObject({ consumer: 'c1', deliveries: before.get(row.id) });
+    for (const row of rows) expect(row.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
+    expect(rows.map((row) => row.id)).toEqual(ids);
+  });
+
   it('holds an ordering key across rounds: a retained entry blocks its successors in the next round', async () => {
     for (const payload of ['a0', 'b0', 'a1', 'b1', 'a2', 'b2']) await append(admin, stream, { event_id: payload, payload });
     const seen: string[] = [];
