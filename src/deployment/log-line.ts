@@ -110,12 +110,18 @@ export function logError(thrown: unknown): LogError {
 export const LOG_MESSAGE_LIMIT = 512;
 
 /**
- * A third-party error's message may embed a stack trace or a whole response body: a line keeps
- * its first line only, capped, so neither reaches the logs through it.
+ * A third-party error's message may embed a stack trace or a whole response body: a line drops
+ * stack frames (`    at …`), joins the rest onto one line (our config errors list their
+ * problems one per line) and caps it, so neither a trace nor a body reaches the logs through it.
  */
 function boundedMessage(message: string): string {
-  const first = message.split('\n', 1)[0]!;
-  return first.length <= LOG_MESSAGE_LIMIT ? first : `${first.slice(0, LOG_MESSAGE_LIMIT)}…`;
+  const kept = message
+    .split('\n')
+    .filter((line) => !/^\s*at\s/.test(line))
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0)
+    .join(' ');
+  return kept.length <= LOG_MESSAGE_LIMIT ? kept : `${kept.slice(0, LOG_MESSAGE_LIMIT)}…`;
 }
 
 function described(error: unknown): LogError {

@@ -8,10 +8,12 @@ import { formatLogLine, logLineProblems, LOG_MESSAGE_LIMIT } from '../../src/dep
 const lineWith = (error: unknown) => JSON.parse(formatLogLine({ level: 'error', msg: 'poll run failed', deployment: 'd', timestamp: 1, error })) as { error: Record<string, unknown> };
 
 describe('log line errors', () => {
-  it('keeps the first line of a message that embeds a stack trace', () => {
+  it('drops the stack frames a message embeds, and joins its other lines onto one', () => {
     const error = new Error('upstream said no\n    at handler (/srv/app/x.js:1:1)\n    at run (/srv/app/y.js:2:2)');
     const { error: logged } = lineWith(error);
     expect(logged).toEqual({ name: 'Error', message: 'upstream said no' });
+    const listed = new Error('invalid publish API producer tokens:\n  SHOP_TOKEN: environment variable is not set');
+    expect(lineWith(listed).error.message).toBe('invalid publish API producer tokens: SHOP_TOKEN: environment variable is not set');
   });
 
   it('caps a long message, from a thrown Error or an already described one', () => {
