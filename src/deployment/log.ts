@@ -96,18 +96,7 @@ export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): s
     consumers: backlog.consumers,
     ...(backlog.lag === null ? {} : { lag: backlog.lag }),
   };
-  return formatLogLine({
-    level: 'info',
-    msg: 'backlog',
-    deployment: options.deployment,
-    job: 'backlog',
-    consumer: options.consumer,
-    stream: options.stream,
-    group: options.group,
-    timestamp: options.now(),
-    counters: { ...metrics, oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0 },
-    emf: options.emf ? emfFor(options.deployment, options.consumer, Object.keys(metrics) as CounterField[]) : undefined,
-  });
+  return backlogLine(options, { ...metrics, oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0 }, Object.keys(metrics) as CounterField[]);
 }
 
 /**
@@ -117,6 +106,11 @@ export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): s
  */
 export function missingGroupLogLine(options: BacklogLineOptions): string {
   const metrics: Counters = { pending: 0, oldestPendingAgeMs: 0, consumers: 0 };
+  return backlogLine(options, metrics, Object.keys(metrics) as CounterField[], { group: 'not created yet' });
+}
+
+/** One backlog line; `metricNames` are the counters published as CloudWatch metrics when EMF is on. */
+function backlogLine(options: BacklogLineOptions, counters: Counters, metricNames: CounterField[], detail?: Record<string, unknown>): string {
   return formatLogLine({
     level: 'info',
     msg: 'backlog',
@@ -126,8 +120,8 @@ export function missingGroupLogLine(options: BacklogLineOptions): string {
     stream: options.stream,
     group: options.group,
     timestamp: options.now(),
-    counters: metrics,
-    detail: { group: 'not created yet' },
-    emf: options.emf ? emfFor(options.deployment, options.consumer, Object.keys(metrics) as CounterField[]) : undefined,
+    counters,
+    ...(detail ? { detail } : {}),
+    emf: options.emf ? emfFor(options.deployment, options.consumer, metricNames) : undefined,
   });
 }
