@@ -6,6 +6,7 @@
 import type { DeploymentConfig } from '../src/deployment/define-config';
 import type { SecretEnv } from '../src/deployment/secrets';
 import { hasRedisServer, REDIS_SERVER_INSTALL_HINT, startRedisCluster, startRedisServer } from './redis-server';
+import { withoutCredentials } from '../src/redis/connection-failure';
 
 export interface LocalRedis {
   /** The environment with the Redis variable set. */
@@ -28,13 +29,13 @@ export class RedisServerMissingError extends Error {
   }
 }
 
-/** host:port (list) of a Redis URL or node list, without user or password. */
+/** host:port (list) of a Redis URL or node list, without user or password (see withoutCredentials). */
 export function redactRedisUrl(value: string): string {
   return value
     .split(',')
     .map((part) => {
       try {
-        const url = new URL(part.includes('://') ? part : `redis://${part}`);
+        const url = new URL(withoutCredentials(part));
         return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
       } catch {
         return '(unparsable)';

@@ -10,12 +10,23 @@
 /** `host:port` of a standalone URL (default port 6379), or the socket path; no credentials. */
 export function redisTarget(url: string): string {
   try {
-    const parsed = new URL(url.includes('://') ? url : `redis://${url}`);
+    const parsed = new URL(withoutCredentials(url));
     if (parsed.protocol === 'unix:') return parsed.pathname;
     return `${parsed.hostname}:${parsed.port || '6379'}`;
   } catch {
     return '(unparsable URL)';
   }
+}
+
+/**
+ * A Redis URL (or bare host:port) with its user and password cut off at the last `@`, before
+ * anything parses it: a password holding `/`, `?` or `#` would otherwise end a parser's
+ * authority early, and its tail would come back as the host or the path.
+ */
+export function withoutCredentials(url: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? 'redis://';
+  const rest = url.startsWith(scheme) ? url.slice(scheme.length) : url;
+  return `${scheme}${rest.slice(rest.lastIndexOf('@') + 1)}`;
 }
 
 /** The system error code, also inside ioredis' ClusterAllFailedError (its last node's error). */

@@ -35,4 +35,10 @@ describe('describeConnectionFailure', () => {
     expect(redisTarget('rediss://:pw@cache.internal')).toBe('cache.internal:6379');
     expect(redisTarget('127.0.0.1:7000')).toBe('127.0.0.1:7000');
   });
+
+  it('a password holding / ? or # does not leak as the host (the parser ended the authority there)', () => {
+    expect(redisTarget('redis://admin:1/2secret@cache.internal:6380')).toBe('cache.internal:6380');
+    expect(redisTarget('redis://:a?bsecret@cache.internal')).toBe('cache.internal:6379');
+    expect(redisTarget('redis://:a#b@secret@cache.internal:1')).toBe('cache.internal:1');
+  });
 });

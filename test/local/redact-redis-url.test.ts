@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { redactRedisUrl } from '../../local/local-redis';
+
+describe('redactRedisUrl', () => {
+  it('keeps scheme, host, port and database', () => {
+    expect(redactRedisUrl('redis://127.0.0.1:6379/2')).toBe('redis://127.0.0.1:6379/2');
+    expect(redactRedisUrl('rediss://cache.example:6380')).toBe('rediss://cache.example:6380');
+    expect(redactRedisUrl('10.0.0.1:7000,10.0.0.2:7001')).toBe('redis://10.0.0.1:7000,redis://10.0.0.2:7001');
+  });
+
+  it.each([
+    ['redis://user:pw@h:6379/0', 'redis://h:6379/0'],
+    // A parser ends the authority at `/`, `?` or `#`: the password's tail came back as a path.
+    ['redis://u:1/2secret@h', 'redis://h'],
+    ['redis://:12/34secret@h:6379', 'redis://h:6379'],
+    ['redis://:a?bsecret@h:1', 'redis://h:1'],
+    ['redis://:a#bsecret@h:1/3', 'redis://h:1/3'],
+    ['redis://:p@ss@secret@h:1', 'redis://h:1'],
+    ['rediss://u:p@h:1,redis://:x/1secret@h2:2', 'rediss://h:1,redis://h2:2'],
+  ])('drops the credentials of %s', (url, shown) => {
+    const redacted = redactRedisUrl(url);
+    expect(redacted).toBe(shown);
+    expect(redacted).not.toMatch(/secret|pw|:p@|u:/);
+  });
+});
