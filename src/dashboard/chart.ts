@@ -3,7 +3,7 @@
  * the samples (oldest left), a dot per sample (its age and time in a tooltip), the largest age
  * on the y axis and the time span under the x axis.
  */
-import { duration, escapeHtml } from './html';
+import { duration, escapeHtml, isoTime } from './html';
 
 export interface ChartPoint {
   /** Sample time, ms epoch. */
@@ -32,12 +32,12 @@ export function ageChart(label: string, points: readonly ChartPoint[]): string {
   const y = (v: number) => (PAD.top + plotHeight - (v / top) * plotHeight).toFixed(1);
   const line = sorted.map((p) => `${x(p.t)},${y(p.value)}`).join(' ');
   const dots = sorted
-    .map((p) => `<circle class="point" cx="${x(p.t)}" cy="${y(p.value)}" r="2.5" fill="#2f6fdf"><title>${new Date(p.t).toISOString()}: ${duration(p.value)}</title></circle>`)
+    .map((p) => `<circle class="point" cx="${x(p.t)}" cy="${y(p.value)}" r="2.5" fill="#2f6fdf"><title>${isoTime(p.t)}: ${duration(p.value)}</title></circle>`)
     .join('');
   const axes =
     `<text x="${PAD.left - 4}" y="${PAD.top + 9}" text-anchor="end">${duration(top)}</text>` +
     `<text x="${PAD.left - 4}" y="${PAD.top + plotHeight}" text-anchor="end">0</text>` +
-    `<text x="${PAD.left}" y="${HEIGHT - 6}">${escapeHtml(new Date(first).toISOString().slice(11, 16))} UTC</text>` +
+    `<text x="${PAD.left}" y="${HEIGHT - 6}">${escapeHtml(isoTime(first).slice(11, 16))} UTC</text>` +
     `<text x="${WIDTH - PAD.right}" y="${HEIGHT - 6}" text-anchor="end">last ${duration(span)}</text>`;
   return `${open}${frameRect}${axes}<polyline fill="none" stroke="#2f6fdf" stroke-width="1.5" points="${line}"/>${dots}</svg>`;
 }

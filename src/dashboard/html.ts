@@ -59,6 +59,16 @@ export function table(headers: readonly string[], rows: ReadonlyArray<readonly C
   return `<table><thead><tr>${head}</tr></thead><tbody>${rows.map((row) => `<tr>${row.map(cell).join('')}</tr>`).join('')}</tbody></table>`;
 }
 
+/**
+ * An epoch-ms time as ISO 8601, or '?' when it is not one a Date can hold: history records
+ * and samples come from Redis, and one absurd value must not turn a whole page into a 500
+ * (toISOString throws a RangeError beyond ±8.64e15 ms).
+ */
+export function isoTime(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? '?' : date.toISOString();
+}
+
 /** Milliseconds as a short human duration: 850 ms, 12.3 s, 4.5 min, 2.1 h, 3.0 d. */
 export function duration(ms: number | undefined): string {
   if (ms === undefined || ms < 0) return '—';

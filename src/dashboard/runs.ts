@@ -5,7 +5,7 @@
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
 import { isIdleRun, type RunRecord } from '../deployment/run-history';
-import { escapeHtml, table } from './html';
+import { escapeHtml, isoTime, table } from './html';
 import { readConsumerHistory, readJobRuns } from './read-history';
 
 export interface RunFilter {
@@ -36,7 +36,7 @@ export async function readRecentRuns(runtime: DeploymentRuntime, filter: RunFilt
 
 function rows(runs: readonly RunRecord[]) {
   return runs.map((r) => [
-    new Date(r.t).toISOString().replace('T', ' ').slice(0, 19),
+    isoTime(r.t).replace('T', ' ').slice(0, 19),
     r.job,
     r.consumer ?? '',
     { html: `<span class="${escapeHtml(r.level)}">${escapeHtml(r.level)}</span>` },

@@ -209,6 +209,24 @@ describe('dashboard history', () => {
     const runsPage = await (await app.request('/runs?consumer=fulfilment', { headers: bearer })).text();
     expect(runsPage.indexOf('Runs that did something')).toBeLessThan(runsPage.indexOf('Idle runs'));
   });
+
+  it('a record or sample with a time no Date can hold shows "?" instead of failing the page', async () => {
+    const { config, stream } = deployment();
+    const runtime = createRuntime(config, { port, env });
+    await poll(runtime);
+    const keys = historyKeys(stream, 'fulfilment');
+    // toISOString throws a RangeError beyond ±8.64e15 ms; a hand-edited or corrupted list holds anything.
+    await admin.lpush(keys.runs, JSON.stringify({ t: 1e17, job: 'poll', consumer: 'fulfilment', level: 'info', handled: 1 }));
+    await admin.lpush(keys.samples, `${1e17} 5 0 0 0`);
+    const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now, 'history-test') });
+
+    const runsPage = await app.request('/runs', { headers: bearer });
+    expect(runsPage.status).toBe(200);
+    expect(await runsPage.text()).toContain('<td>?</td>');
+    const overview = await app.request('/', { headers: bearer });
+    expect(overview.status).toBe(200);
+    expect(await overview.text()).toMatch(/<title>\?: /);
+  });
 });
 
 describe('dashboard history on Redis Cluster', () => {

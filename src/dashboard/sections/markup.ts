@@ -5,6 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { ShownValue } from '../queries/field-value';
+import { isoTime } from '../html';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -65,7 +66,7 @@ export function formatAge(ms: number): string {
 }
 
 export function timeHtml(ms: number, now: number): string {
-  const iso = Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : '?';
+  const iso = ms > 0 ? isoTime(ms) : '?';
   return `<time datetime="${esc(iso)}">${esc(iso)}</time> (${esc(formatAge(now - ms))} ago)`;
 }
 

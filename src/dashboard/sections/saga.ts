@@ -13,6 +13,7 @@ import { deadLetterJson } from './dead-letter-view';
 import { groupJson, groupStatesHtml, searchedHtml, searchedJson } from './entry-view';
 import { scanLimitOf } from './find';
 import { badRequest, esc, link, sectionBase, siblingSection, table, wantsJson } from './markup';
+import { isoTime } from '../html';
 
 const MAX_INSTANCE_LENGTH = 256;
 
@@ -44,7 +45,7 @@ function trailHtml(base: string, trail: SagaTrail): string {
   const findBase = siblingSection(base, 'find');
   const rows = trail.steps.map((s, i) => [
     esc(i + 1),
-    esc(s.at ?? new Date(entryIdMillis(s.entryId) ?? 0).toISOString()),
+    esc(s.at ?? isoTime(entryIdMillis(s.entryId) ?? 0)),
     what(s),
     `<code>${esc(s.event ?? '')}</code>`,
     s.eventId === undefined ? '' : link(findBase, { id: s.eventId }, s.eventId),
