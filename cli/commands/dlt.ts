@@ -149,7 +149,7 @@ export async function dltRedriveCommand(ctx: CommandContext): Promise<void> {
   const outcomes = all ? await redriveAll(ctx, port, configs) : await redriveIds(ctx, port, configs, args.positionals);
   const failed = outcomes.filter((o) => o.status !== 'redriven');
   ctx.emit(outcomes, () => [
-    ...outcomes.map((o) => (o.status === 'redriven' ? `${o.id}: redriven to ${o.stream} as ${o.entryId}` : `${o.id}: ${o.status}`)),
+    ...outcomes.map((o) => (o.status === 'redriven' ? `${o.id}: redriven to ${o.stream} as ${o.entryId}` : `${o.id}: ${o.status}${o.reason === undefined ? '' : ` (${o.reason})`}`)),
     `${outcomes.length - failed.length} redriven, ${failed.length} not`,
   ]);
   if (failed.length > 0) throw new CommandFailed(`${failed.length} record(s) not redriven`);

@@ -100,6 +100,18 @@ describe('saga-streams commands', () => {
     expect(await admin.xlen(fixture.dlt)).toBe(0);
   });
 
+  it('says why a record cannot be redriven, and keeps it', async () => {
+    // What an older version wrote for an entry over 3,900 fields: a count of them, no fields.
+    const id = (await admin.xadd(fixture.dlt, '*', 'event_id', 'wide-1', 'reason', 'r', 'source_stream', fixture.stream, 'group', 'things', 'source_entry_id', '1-1', 'orig_omitted_fields', '5002')) as string;
+    const human = await cli('dlt', 'redrive', id);
+    expect(human.code).toBe(1);
+    expect(human.io.stdout).toEqual([`${id}: unrestorable (fields_omitted)`, '0 redriven, 1 not']);
+    const json = await cli('dlt', 'redrive', id, '--json');
+    expect(json.json()).toEqual([[{ id, status: 'unrestorable', reason: 'fields_omitted', stream: fixture.stream }]]);
+    expect(await admin.xlen(fixture.dlt)).toBe(1);
+    await admin.xdel(fixture.dlt, id);
+  });
+
   it('trims what every group has acknowledged', async () => {
     await cli('publish', 'thing.happened', '--id', 'evt-trim', '--payload', 'x');
     await cli('poll', 'things');
