@@ -9,8 +9,9 @@
  * earlier run (still pending in a Redis that kept them) verify. The `stack` part is only
  * believed while its pid is alive — a crashed stack leaves a stale one behind.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writePrivateFile } from './private-file';
 
 export const DEV_FILE = join('.saga-streams', 'dev.json');
 
@@ -54,11 +55,7 @@ export function readDevFile(cwd: string): DevFile | undefined {
 export function writeDevFile(cwd: string, content: DevFile): string {
   const path = devFilePath(cwd);
   mkdirSync(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
-  // The mode option is masked by the umask and ignored for an existing file: set it outright.
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, path);
+  writePrivateFile(path, `${JSON.stringify(content, null, 2)}\n`);
   return path;
 }
 

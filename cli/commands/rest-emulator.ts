@@ -9,9 +9,9 @@
  * crosses the terminal. Serves until SIGINT/SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { secretNames } from '../../local/dev-secrets';
+import { writePrivateFile } from '../../local/private-file';
 import { startRestServer } from '../../local/rest-emulator';
 import { readSecrets } from '../../src/deployment/secrets';
 import type { CommandContext } from '../context';
@@ -50,8 +50,7 @@ export async function restEmulatorCommand(ctx: CommandContext): Promise<void> {
       const path = resolve(io.cwd, devVars);
       const secrets = secretNames(loaded.config).filter((name) => io.env[name]).sort();
       const lines = [`${urlEnv}=${server.url}`, `${tokenEnv}=${token}`, ...secrets.map((name) => `${name}=${io.env[name]}`)];
-      writeFileSync(path, `${lines.join('\n')}\n`, { mode: 0o600 });
-      chmodSync(path, 0o600);
+      writePrivateFile(path, `${lines.join('\n')}\n`);
       io.err(`  wrote        ${path} (${urlEnv}, ${tokenEnv}, ${secrets.join(', ') || 'no other secret'})`);
     } else {
       io.err(`  for the Worker's .dev.vars:`);

@@ -3,9 +3,9 @@
  * Upstash protocol in front of REDIS_URL with the token it prints for `.dev.vars` (or the
  * config's token variable, never printed), and stops on the stop signal, exiting 0.
  */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { runCli } from '../../cli/run';
@@ -63,6 +63,20 @@ describe('saga-streams rest-emulator', () => {
     expect(Buffer.from((await runCommand(connectUpstash({ url, token: vars.UPSTASH_REDIS_REST_TOKEN! }), command('PING'))) as Uint8Array).toString()).toBe('PONG');
     expect(io.stderr.join('\n')).not.toContain(TEST_KEY);
     expect(io.stderr.join('\n')).not.toContain(vars.UPSTASH_REDIS_REST_TOKEN!);
+    expect(await stop()).toBe(0);
+  });
+
+  it('--dev-vars replaces an existing world-readable file by a new 0600 one, never writing the secrets into the old', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'rest-emulator-')), '.dev.vars');
+    writeFileSync(file, 'OLD=1\n', { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const before = statSync(file).ino;
+    const { stop } = await serving({}, ['--dev-vars', file]);
+    // A new inode: whoever had the old (0644) file open never sees the new content.
+    expect(statSync(file).ino).not.toBe(before);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toContain('UPSTASH_REDIS_REST_TOKEN=');
+    expect(readdirSync(dirname(file))).toEqual(['.dev.vars']);
     expect(await stop()).toBe(0);
   });
 });
