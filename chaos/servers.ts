@@ -4,39 +4,13 @@
  * restarted on the same port and directory), and a 3-master Cluster with one replica per
  * master whose masters can be failed over with `CLUSTER FAILOVER` on a replica.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, REDIS_SERVER_INSTALL_HINT } from '../local/redis-server';
-
-const STARTUP_TIMEOUT_MS = 15_000;
+import { freePort, spawnRedisServer, waitUntil } from '../local/redis-server';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('error', () => done(false));
-    socket.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-  });
-}
-
-async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function cli(port: number, ...args: string[]): string {
   const result = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
@@ -46,18 +20,6 @@ function cli(port: number, ...args: string[]): string {
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-async function spawnRedis(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...extra];
-  const child = spawn('redis-server', args, { stdio: 'ignore' });
-  const failed = new Promise<never>((_, reject) => {
-    child.once('error', (error) => reject(new Error(`cannot start redis-server (${error.message}); install it with: ${REDIS_SERVER_INSTALL_HINT}`)));
-    child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited early (code ${code})`)));
-  });
-  failed.catch(() => {});
-  await Promise.race([waitFor(() => ping(port), `redis-server on port ${port}`), failed]);
-  return child;
 }
 
 export interface Server {
@@ -79,7 +41,7 @@ export async function startCrashableRedis(): Promise<CrashableServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'saga-chaos-aof-'));
   const args = ['--appendonly', 'yes', '--appendfsync', 'always'];
-  let child: ChildProcess | undefined = await spawnRedis(port, dir, args);
+  let child: ChildProcess | undefined = await spawnRedisServer(port, dir, args);
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -98,7 +60,7 @@ export async function startCrashableRedis(): Promise<CrashableServer> {
       // The port may linger for a moment after SIGKILL; retry until it binds.
       for (let attempt = 0; ; attempt += 1) {
         try {
-          child = await spawnRedis(port, dir, args);
+          child = await spawnRedisServer(port, dir, args);
           return;
         } catch (error) {
           if (attempt >= 20) throw error;
@@ -174,14 +136,14 @@ export async function startReplicatedCluster(masters = 3): Promise<ReplicatedClu
     for (let i = 0; i < masters * 2; i += 1) {
       const port = await freePort(true);
       ports.push(port);
-      children.push(await spawnRedis(port, dir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000']));
+      children.push(await spawnRedisServer(port, dir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000']));
     }
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], {
       encoding: 'utf8',
       timeout: 60_000,
     });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stderr || created.stdout}`);
-    await waitFor(
+    await waitUntil(
       () => ports.every((p) => cli(p, 'cluster', 'info').includes('cluster_state:ok')) && clusterNodes(ports[0]!).filter((n) => !n.master).length === masters,
       'cluster state ok with replicas',
       30_000,
@@ -200,11 +162,11 @@ export async function startReplicatedCluster(masters = 3): Promise<ReplicatedClu
       if (!master || !replica) throw new Error(`no replica found for slot ${slot}`);
       // A replica still loading its first full sync holds no (or old) data: promoting it
       // would be Redis losing the stream, not the product. Fail over only a synced replica.
-      await waitFor(() => replicaInSync(replica.port), `replica ${replica.port} in sync`, 30_000);
+      await waitUntil(() => replicaInSync(replica.port), `replica ${replica.port} in sync`, 30_000);
       const reply = cli(replica.port, 'cluster', 'failover').trim();
       if (reply !== 'OK') throw new Error(`CLUSTER FAILOVER on ${replica.port} answered ${reply}`);
-      await waitFor(() => clusterNodes(replica.port).some((n) => n.port === replica.port && n.master), `failover to ${replica.port}`, 20_000);
-      await waitFor(() => replicaInSync(master.port), `old master ${master.port} resynced as a replica`, 30_000);
+      await waitUntil(() => clusterNodes(replica.port).some((n) => n.port === replica.port && n.master), `failover to ${replica.port}`, 20_000);
+      await waitUntil(() => replicaInSync(master.port), `old master ${master.port} resynced as a replica`, 30_000);
       return replica.port;
     },
     stop,

@@ -59,7 +59,8 @@ export async function freePort(withBus = false): Promise<number> {
   throw new Error('no free port pair found');
 }
 
-function ping(port: number): Promise<boolean> {
+/** True once a server on the loopback port answers PING (a bare socket: no client to set up). */
+export function pingRedis(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
     const done = (ok: boolean) => {
@@ -73,8 +74,9 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
-  const until = Date.now() + STARTUP_TIMEOUT_MS;
+/** Polls `check` every 50 ms until it holds, or fails naming `what` after `timeoutMs`. */
+export async function waitUntil(check: () => Promise<boolean> | boolean, what: string, timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
+  const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 50));
@@ -91,8 +93,13 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-async function spawnServer(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra];
+/**
+ * Starts redis-server on a loopback port with no RDB snapshots, and resolves once it answers
+ * PING; `extra` adds options (persistence, cluster mode). Fails with the install hint when
+ * redis-server is missing, and at once when the server exits early.
+ */
+export async function spawnRedisServer(port: number, dir: string, extra: readonly string[]): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...extra];
   const child = spawn('redis-server', args, { stdio: 'ignore' });
   const failed = new Promise<never>((_, reject) => {
     child.once('error', (error) =>
@@ -101,14 +108,16 @@ async function spawnServer(port: number, dir: string, extra: string[]): Promise<
     child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited early (code ${code})`)));
   });
   failed.catch(() => {});
-  await Promise.race([waitUntil(() => ping(port), `redis-server on port ${port}`), failed]);
+  await Promise.race([waitUntil(() => pingRedis(port), `redis-server on port ${port}`), failed]);
   return child;
 }
+
+const NO_AOF = ['--appendonly', 'no'];
 
 export async function startRedisServer(options: { port?: number } = {}): Promise<RedisProcess> {
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'saga-streams-redis-'));
-  const child = await spawnServer(port, dir, []);
+  const child = await spawnRedisServer(port, dir, NO_AOF);
   return {
     host: '127.0.0.1',
     port,
@@ -134,7 +143,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterProces
       const port = await freePort(true);
       ports.push(port);
       children.push(
-        await spawnServer(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]),
+        await spawnRedisServer(port, dir, [...NO_AOF, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]),
       );
     }
     const created = spawnSync(
