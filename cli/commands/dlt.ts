@@ -10,7 +10,7 @@ import { command, type RedisPort } from '../../src/redis/port';
 import { asArray } from '../../src/redis/reply';
 import { runOperations } from '../../src/redis/script';
 import { listDeadLetters, MAX_SCAN_LIMIT, type DeadLetterQuery } from '../../src/redrive/list';
-import { originalEntry, type DeadLetterRecord } from '../../src/redrive/record';
+import { deadLetterSummaryJson, originalEntry, type DeadLetterRecord } from '../../src/redrive/record';
 import { createRedriver, type RedriveOutcome } from '../../src/redrive/redrive';
 import type { CommandContext } from '../context';
 import { formatAge, parseCount, parseDuration } from '../duration';
@@ -57,16 +57,8 @@ async function collect(ctx: CommandContext, port: RedisPort, config: ConsumerCon
 
 function recordJson(record: DeadLetterRecord, dlt: string, now: number) {
   return {
-    id: record.id,
-    dlt,
-    stream: record.sourceStream,
-    source_entry_id: record.sourceEntryId,
-    event_id: record.eventId,
+    ...deadLetterSummaryJson(record, dlt),
     event: fieldText(originalEntry(record), 'event') ?? null,
-    reason: record.reason,
-    group: record.group,
-    deliveries: record.deliveries,
-    dead_lettered_at: record.deadLetteredAt,
     age_ms: Math.max(0, now - record.deadLetteredAt),
   };
 }

@@ -146,3 +146,21 @@ function onlyACount(copied: ReadonlyArray<readonly [string, Uint8Array]>): boole
 export function originalEntry(record: DeadLetterRecord): StreamEntry {
   return { id: record.sourceEntryId, fields: record.original, deliveries: record.deliveries, reclaimed: false };
 }
+
+/**
+ * A record's identity and verdict as JSON, in the snake_case names of the stored fields: the
+ * part every JSON view of a dead letter shares (the CLI's `dlt list --json`, the dashboard).
+ */
+export function deadLetterSummaryJson(record: DeadLetterRecord, dlt: string) {
+  return {
+    id: record.id,
+    dlt,
+    stream: record.sourceStream,
+    source_entry_id: record.sourceEntryId,
+    event_id: record.eventId,
+    group: record.group,
+    reason: record.reason,
+    deliveries: record.deliveries,
+    dead_lettered_at: record.deadLetteredAt,
+  };
+}

@@ -3,7 +3,7 @@
  * carry the same things: its ids (DLT entry, source entry, event), group, reason,
  * deliveries, time, and every original field capped and made safe by showValue.
  */
-import type { DeadLetterRecord } from '../../redrive/record';
+import { deadLetterSummaryJson, type DeadLetterRecord } from '../../redrive/record';
 import { showValue, type ShownValue } from '../queries/field-value';
 import { esc, table, timeHtml, valueHtml } from './markup';
 
@@ -17,15 +17,7 @@ export function originalFields(record: DeadLetterRecord): ShownField[] {
 
 export function deadLetterJson(record: DeadLetterRecord, dlt: string) {
   return {
-    id: record.id,
-    dlt,
-    stream: record.sourceStream,
-    source_entry_id: record.sourceEntryId,
-    event_id: record.eventId,
-    group: record.group,
-    reason: record.reason,
-    deliveries: record.deliveries,
-    dead_lettered_at: record.deadLetteredAt,
+    ...deadLetterSummaryJson(record, dlt),
     original_form: record.originalForm,
     unrestorable: record.unrestorable ?? null,
     original: originalFields(record).map((f) => ({
