@@ -1,5 +1,5 @@
 /**
- * `npm run bench:instructions [-- product,raw-verify 100,500] [--reps N]`: Node instructions
+ * `npm run bench:instructions [-- product,raw-verify 100,500] [--reps N] [--threads]`: Node instructions
  * per entry of the real consumer child against a real Redis, counted by valgrind's
  * callgrind. Entries/s and even CPU time move with whatever else the machine runs; an
  * instruction count does not, so this is the measure to decide a per-entry optimisation by
@@ -41,6 +41,13 @@ interface Args {
   readonly scenarios: Scenario[];
   readonly batches: number[];
   readonly reps: number;
+  /**
+   * V8 without its background compile and GC threads (node --single-threaded), unless
+   * `--threads`: their share of the work varies with timing, and with them the count moved
+   * with the machine's load (raw_verify b100: 87.4k on a quieter machine, 102–108k at load
+   * 11–14) where without them it repeated within 1.5 % at load 14.
+   */
+  readonly singleThreaded: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -52,7 +59,7 @@ function parseArgs(argv: readonly string[]): Args {
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}: use any of ${SCENARIOS.join(', ')}`);
   if (batches.some((b) => !Number.isInteger(b) || b < 1)) throw new Error(`batches must be positive integers, got ${positional[1]}`);
   if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps takes a positive integer');
-  return { scenarios: scenarios as Scenario[], batches, reps };
+  return { scenarios: scenarios as Scenario[], batches, reps, singleThreaded: !argv.includes('--threads') };
 }
 
 /** The valgrind version line, or a clear error when it is not installed. */
@@ -73,9 +80,10 @@ function totalInstructions(file: string): number {
 }
 
 /** Runs one child draining `entries` under callgrind; the run must handle every entry or its count means nothing. */
-async function countInstructions(childFile: string, job: object, entries: number, scratch: string): Promise<number> {
+async function countInstructions(childFile: string, job: object, entries: number, scratch: string, nodeFlags: string[]): Promise<number> {
   const outFile = join(scratch, `callgrind-${entries}.out`);
-  const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, childFile, JSON.stringify(job)], {
+  const argv = ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeFlags, childFile, JSON.stringify(job)];
+  const child = spawn('valgrind', argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -124,7 +132,7 @@ async function main(args: Args): Promise<void> {
             progress(`[${done}/${runs}] ${scenario} b${batch}: draining ${n} entries under callgrind…`);
             const started = performance.now();
             const params = { redisUrl: server.url, group: GROUP, stream: streamOf(n), count: n, batch, consumer: 'instructions' };
-            counts.push(await countInstructions(bundle.file, { scenario, params }, n, scratch));
+            counts.push(await countInstructions(bundle.file, { scenario, params }, n, scratch, args.singleThreaded ? ['--single-threaded'] : []));
             progress(`[${done}/${runs}] ${scenario} b${batch} ${n} entries: ${counts.at(-1)!.toLocaleString('en')} instructions (${Math.round((performance.now() - started) / 1000)} s)`);
           }
           totals.push({ short: counts[0]!, long: counts[1]! });
@@ -151,7 +159,7 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
       if (product && baseline) ratios[`product_over_${other}_b${batch}`] = product.instructionsPerEntry.median / baseline.instructionsPerEntry.median;
     }
   }
-  console.log(`\nNode instructions per entry of the consuming process (callgrind; (${LONG}-entry drain − ${SHORT}-entry drain) / ${LONG - SHORT}; ${args.reps} repetition(s))`);
+  console.log(`\nNode instructions per entry of the consuming process (callgrind; (${LONG}-entry drain − ${SHORT}-entry drain) / ${LONG - SHORT}; ${args.reps} repetition(s); ${args.singleThreaded ? 'node --single-threaded' : 'V8 background threads on'})`);
   for (const [key, m] of Object.entries(results)) {
     const spread = args.reps > 1 ? ` [${fmt(m.instructionsPerEntry.min)}–${fmt(m.instructionsPerEntry.max)}]` : '';
     console.log(`  ${key.padEnd(16)}${Math.round(m.instructionsPerEntry.median).toLocaleString('en')}${spread}`);
@@ -168,6 +176,7 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
         method: `(instructions of a ${LONG}-entry drain − of a ${SHORT}-entry drain) / ${LONG - SHORT}; signed ${SIZES['300B']} B entries; the consuming child only (Redis not counted)`,
         entries: { short: SHORT, long: LONG },
         repetitions: args.reps,
+        nodeFlags: args.singleThreaded ? ['--single-threaded'] : [],
         instructionsPerEntry: Object.fromEntries(Object.entries(results).map(([k, m]) => [k, Math.round(m.instructionsPerEntry.median)])),
         ratios,
         runs: results,
