@@ -1,14 +1,17 @@
 /**
  * The run's report: a table per scenario, the target ratios (issue 15's table; pair by pair
  * within the run, medians of the repetitions), the raw loop's absolute figure and the load
- * average beside them, and bench/results/latest.json.
+ * average beside them, where each stream scenario's CPU per entry goes (bench/profile.ts),
+ * and bench/results/latest.json.
  */
 import { cpus } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ColdImport } from './cold-import';
 import type { Plan } from './plan';
+import { printProfile, profileOf } from './profile';
 import type { ScenarioResult } from './scenarios/types';
+import { fmt, stat, type Stat } from './stats';
 
 export interface RunContext {
   readonly quick: boolean;
@@ -19,21 +22,9 @@ export interface RunContext {
   readonly coldImport: ColdImport;
 }
 
-interface Stat {
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-}
-
 type Figures = Map<string, ScenarioResult[]>;
 
 const eps = (r: ScenarioResult) => r.entries / r.seconds;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const stat = (xs: number[]): Stat => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 
 function runsOf(figures: Figures, name: string): ScenarioResult[] {
   const runs = figures.get(name);
@@ -78,7 +69,6 @@ function ratiosOf(figures: Figures, latency: ScenarioResult, context: RunContext
   };
 }
 
-const fmt = (n: number | null | undefined) => (typeof n !== 'number' || !Number.isFinite(n) ? 'n/a' : Math.abs(n) >= 100 ? Math.round(n).toString() : n.toFixed(2));
 const shown = (v: Stat | number) => (typeof v === 'number' ? fmt(v) : `${fmt(v.median)} [${fmt(v.min)}–${fmt(v.max)}]`);
 const valueOf = (v: Stat | number) => (typeof v === 'number' ? v : v.median);
 const loadText = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
@@ -129,6 +119,8 @@ export function report(figures: Figures, latency: ScenarioResult, context: RunCo
   for (const [key, { value, target }] of Object.entries(ratios)) {
     console.log(key.padEnd(42) + shown(value).padEnd(30) + met(valueOf(value), target));
   }
+  const profile = profileOf(figures);
+  printProfile(profile);
 
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
@@ -151,6 +143,7 @@ export function report(figures: Figures, latency: ScenarioResult, context: RunCo
         coldImport: ci,
         scenarios: rows,
         latency: { samples: latency.entries, ...latency.extra },
+        profile,
         plan: context.plan,
       },
       null,

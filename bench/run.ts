@@ -2,7 +2,9 @@
  * `npm run bench [-- --quick]`: one run, its own redis-server and 3-master Cluster, every
  * scenario in its own child process on the same prefilled streams. Prints a table and
  * writes bench/results/latest.json with the target ratios under `ratios`, beside the raw
- * loop's absolute figure and the load average that tell whether the run was quiet.
+ * loop's absolute figure and the load average that tell whether the run was quiet, and
+ * under `profile` where each stream scenario's CPU per entry goes (Node user/system, Redis
+ * per command), taken around the timed part only.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -14,6 +16,7 @@ import { startRedisCluster, startRedisServer } from '../local/redis-server';
 import { measureColdImport, type ColdImport } from './cold-import';
 import { jsonPayload, prefillStream, resetGroup } from './fixtures';
 import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
+import { openRedisMeter, withRedisFigures } from './redis-meter';
 import { report, type RunContext } from './report';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 import { bundleChild, runChild, runSideBySide } from './spawn';
@@ -52,10 +55,15 @@ async function main(): Promise<void> {
   const figures = new Map<string, ScenarioResult[]>();
   const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
   let latency: ScenarioResult | undefined;
+  const meters: Array<{ close(): void }> = [];
   try {
     const admin = new Redis(server.url);
     const clusterAdmin = new Cluster([...redisCluster.nodes]);
     const base = { redisUrl: server.url, group: GROUP };
+    // Redis's side of every stream scenario: the one server, or all three Cluster masters.
+    const serverMeter = openRedisMeter([{ host: server.host, port: server.port }]);
+    const clusterMeter = openRedisMeter(redisCluster.nodes);
+    meters.push(serverMeter, clusterMeter);
 
     progress('prefilling signed entries');
     const streams = { '300B': 'bench:300B', '64KiB': 'bench:64KiB', perMessage: 'bench:per-message', rest: 'bench:rest', scale: 'bench:scale' };
@@ -85,32 +93,33 @@ async function main(): Promise<void> {
     const streamCase = async (name: string, scenario: string, stream: string, size: Size, count: number, batch: number) => {
       await resetGroup(admin, stream, GROUP);
       const params = { ...base, stream, count, batch };
-      const result = await runChild(bundle.file, { scenario, params, warmup: await warmup(admin, warmStreams[size], size, { ...base, batch }) });
+      const job = { scenario, params, warmup: await warmup(admin, warmStreams[size], size, { ...base, batch }) };
+      const result = await withRedisFigures(serverMeter, (atStart) => runChild(bundle.file, job, atStart));
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} entries/s`);
     };
 
     const scaleCase = async (name: string, scenario: string, processes: number) => {
       await resetGroup(admin, streams.scale, GROUP);
-      const jobs = [];
+      const jobs: object[] = [];
       for (let i = 0; i < processes; i += 1) {
         const params = { ...base, stream: streams.scale, count: plan.scale, batch: SCALE_BATCH, consumer: `${scenario}-${i}`, shared: true };
         jobs.push({ scenario, params, warmup: await warmup(admin, warmStreams['300B'], '300B', params) });
       }
-      const { aggregate } = await runSideBySide(bundle.file, jobs);
+      const aggregate = await withRedisFigures(serverMeter, async (atStart) => (await runSideBySide(bundle.file, jobs, atStart)).aggregate);
       if (aggregate.entries !== plan.scale) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
       record(name, aggregate);
       progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate`);
     };
 
     const clusterCase = async (name: string, scenario: string) => {
-      const jobs = [];
+      const jobs: object[] = [];
       for (const stream of clusterStreams) {
         await resetGroup(clusterAdmin, stream, GROUP);
         const params = { ...base, clusterNodes: redisCluster.nodes, stream, count: plan.clusterPerStream, batch: SCALE_BATCH };
         jobs.push({ scenario, params, warmup: await warmup(clusterAdmin, `${stream}:warm`, '300B', params) });
       }
-      const { aggregate } = await runSideBySide(bundle.file, jobs);
+      const aggregate = await withRedisFigures(clusterMeter, async (atStart) => (await runSideBySide(bundle.file, jobs, atStart)).aggregate);
       record(name, aggregate);
       progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate`);
     };
@@ -187,6 +196,7 @@ async function main(): Promise<void> {
     admin.disconnect();
     clusterAdmin.disconnect();
   } finally {
+    for (const meter of meters) meter.close();
     await server.stop();
     await redisCluster.stop();
     bundle.cleanup();

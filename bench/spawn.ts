@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import type { ScenarioResult } from './scenarios/types';
+import { NODE_CPU_KEYS, type ScenarioResult } from './scenarios/types';
 
 /**
  * Scenarios run from one esbuild bundle on plain node, as a deployed function would: no
@@ -61,19 +61,51 @@ function start(childFile: string, job: object): Running {
   return { ready, result, go: () => child.stdin.end('GO\n') };
 }
 
-export function runChild(childFile: string, job: object): Promise<ScenarioResult> {
-  const running = start(childFile, job);
-  running.go(); // no barrier: the line is never read, and stdin simply closes
+/**
+ * One child. With `atStart`, the child waits at the barrier after its warm-up, `atStart`
+ * runs (the Redis snapshot), then the child starts; without it, the child starts at once.
+ */
+export async function runChild(childFile: string, job: object, atStart?: () => Promise<void>): Promise<ScenarioResult> {
+  if (atStart === undefined) {
+    const running = start(childFile, job);
+    running.go(); // no barrier: the line is never read, and stdin simply closes
+    return running.result;
+  }
+  const running = start(childFile, { ...job, barrier: true });
+  await running.ready;
+  await atStart();
+  running.go();
   return running.result;
 }
 
 /**
- * Starts every job, lets each warm up, then releases them at once; the aggregate rate is
- * all entries over the span from the first start to the last end.
+ * Per-entry Node figures of processes side by side, over all their entries: the CPU all of
+ * them spent divided by all the entries they handled. A process that handled none carries
+ * no per-entry figure (and, on one stream shared by few processes, does not happen).
  */
-export async function runSideBySide(childFile: string, jobs: readonly object[]): Promise<{ results: ScenarioResult[]; aggregate: ScenarioResult }> {
+function aggregateNodeCpu(results: readonly ScenarioResult[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const handled = results.filter((r) => r.entries > 0);
+  const entries = handled.reduce((sum, r) => sum + r.entries, 0);
+  for (const key of NODE_CPU_KEYS) {
+    if (entries === 0 || !handled.every((r) => r.extra?.[key] !== undefined)) continue;
+    out[key] = handled.reduce((sum, r) => sum + r.extra![key]! * r.entries, 0) / entries;
+  }
+  return out;
+}
+
+/**
+ * Starts every job, lets each warm up, then (after `atStart`, if given) releases them at
+ * once; the aggregate rate is all entries over the span from the first start to the last end.
+ */
+export async function runSideBySide(
+  childFile: string,
+  jobs: readonly object[],
+  atStart?: () => Promise<void>,
+): Promise<{ results: ScenarioResult[]; aggregate: ScenarioResult }> {
   const running = jobs.map((job) => start(childFile, { ...job, barrier: true }));
   await Promise.all(running.map((r) => r.ready));
+  await atStart?.();
   for (const r of running) r.go();
   const results = await Promise.all(running.map((r) => r.result));
   const first = Math.min(...results.map((r) => r.startedAtMs!));
@@ -82,7 +114,7 @@ export async function runSideBySide(childFile: string, jobs: readonly object[]):
     entries: results.reduce((sum, r) => sum + r.entries, 0),
     seconds: (last - first) / 1000,
     rssPeakMiB: Math.max(...results.map((r) => r.rssPeakMiB)),
-    extra: { processes: results.length },
+    extra: { processes: results.length, ...aggregateNodeCpu(results) },
   };
   return { results, aggregate };
 }

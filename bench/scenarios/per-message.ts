@@ -7,7 +7,7 @@ import { SecretKey } from '../../src/auth/secret';
 import { verifyEntry } from '../../src/auth/signature';
 import { nodeHmac } from '../../src/node/crypto';
 import { BENCH_KEY } from '../fixtures';
-import { rssPeakMiB, type ScenarioResult, type StreamParams } from './types';
+import { rssPeakMiB, startCpuMeter, type ScenarioResult, type StreamParams } from './types';
 
 type Entry = [Buffer, Buffer[]];
 
@@ -20,6 +20,7 @@ export async function runPerMessage(params: StreamParams, key: SecretKey = BENCH
   const redis = new Redis(params.redisUrl);
   let roundTrips = 0;
   let acked = 0;
+  const cpu = startCpuMeter();
   const started = performance.now();
   for (;;) {
     await redis.xautoclaim(params.stream, params.group, 'bench-seed', 60_000, '0-0', 'COUNT', params.batch);
@@ -42,6 +43,7 @@ export async function runPerMessage(params: StreamParams, key: SecretKey = BENCH
     }
   }
   const seconds = (performance.now() - started) / 1000;
+  const nodeCpu = cpu(acked);
   redis.disconnect();
-  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB() };
+  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB(), extra: { ...nodeCpu } };
 }

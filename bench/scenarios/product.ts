@@ -9,7 +9,7 @@ import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { benchProcessor } from './processor';
 import { steadyRoundTrips, type RoundSample } from './steady-rounds';
-import { cpuMicrosPerEntry, rssPeakMiB, wallClockMs, type ScenarioResult, type StreamParams } from './types';
+import { rssPeakMiB, startCpuMeter, wallClockMs, type ScenarioResult, type StreamParams } from './types';
 
 export interface ProductOptions {
   readonly connect?: (params: StreamParams) => RedisPort;
@@ -44,12 +44,12 @@ export async function runProduct(params: StreamParams, options: ProductOptions =
     counted = now;
   };
   const startedAtMs = wallClockMs();
-  const cpu = process.cpuUsage();
+  const cpu = startCpuMeter();
   const started = performance.now();
   const report = await poller.run({ mode: 'drain', onRound });
   const seconds = (performance.now() - started) / 1000;
   const endedAtMs = wallClockMs();
-  const nodeCpuMicrosPerEntry = cpuMicrosPerEntry(cpu, report.acked);
+  const nodeCpu = cpu(report.acked);
   await port.close();
   if (!params.shared && report.acked !== params.count) throw new Error(`product acked ${report.acked} of ${params.count}`);
   const steady = steadyRoundTrips(rounds, params.batch);
@@ -62,7 +62,7 @@ export async function runProduct(params: StreamParams, options: ProductOptions =
     startedAtMs,
     endedAtMs,
     extra: {
-      nodeCpuMicrosPerEntry,
+      ...nodeCpu,
       ...(steady ? { steadyRounds: steady.rounds, roundTripsPerSteadyRound: steady.perRound, roundTripsPerSteadyRoundMax: steady.max } : {}),
     },
   };

@@ -9,7 +9,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BENCH_KEY_BYTES, BENCH_KEY_ID } from '../fixtures';
 import { openRawClient, type RawClient } from './raw-client';
-import { cpuMicrosPerEntry, rssPeakMiB, wallClockMs, type ScenarioResult, type StreamParams } from './types';
+import { rssPeakMiB, startCpuMeter, wallClockMs, type ScenarioResult, type StreamParams } from './types';
 
 type Entry = [Buffer, Buffer[]];
 
@@ -64,7 +64,7 @@ export async function runRawVerify(params: StreamParams): Promise<ScenarioResult
   let acked = 0;
   let roundTrips = 0;
   const startedAtMs = wallClockMs();
-  const cpu = process.cpuUsage();
+  const cpu = startCpuMeter();
   const started = performance.now();
   for (;;) {
     const pipeline = client.pipeline();
@@ -83,7 +83,7 @@ export async function runRawVerify(params: StreamParams): Promise<ScenarioResult
   }
   const seconds = (performance.now() - started) / 1000;
   const endedAtMs = wallClockMs();
-  const nodeCpuMicrosPerEntry = cpuMicrosPerEntry(cpu, acked);
+  const nodeCpu = cpu(acked);
   client.disconnect();
-  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB(), startedAtMs, endedAtMs, extra: { nodeCpuMicrosPerEntry } };
+  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB(), startedAtMs, endedAtMs, extra: { ...nodeCpu } };
 }

@@ -3,7 +3,7 @@
  * batch and the next XREADGROUP COUNT n, pipelined.
  */
 import { openRawClient } from './raw-client';
-import { cpuMicrosPerEntry, rssPeakMiB, wallClockMs, type ScenarioResult, type StreamParams } from './types';
+import { rssPeakMiB, startCpuMeter, wallClockMs, type ScenarioResult, type StreamParams } from './types';
 
 export async function runRaw(params: StreamParams): Promise<ScenarioResult> {
   const client = openRawClient(params);
@@ -12,7 +12,7 @@ export async function runRaw(params: StreamParams): Promise<ScenarioResult> {
   let acked = 0;
   let roundTrips = 0;
   const startedAtMs = wallClockMs();
-  const cpu = process.cpuUsage();
+  const cpu = startCpuMeter();
   const started = performance.now();
   for (;;) {
     const pipeline = client.pipeline();
@@ -27,7 +27,7 @@ export async function runRaw(params: StreamParams): Promise<ScenarioResult> {
   }
   const seconds = (performance.now() - started) / 1000;
   const endedAtMs = wallClockMs();
-  const nodeCpuMicrosPerEntry = cpuMicrosPerEntry(cpu, acked);
+  const nodeCpu = cpu(acked);
   client.disconnect();
-  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB(), startedAtMs, endedAtMs, extra: { nodeCpuMicrosPerEntry } };
+  return { entries: acked, seconds, roundTrips, rssPeakMiB: rssPeakMiB(), startedAtMs, endedAtMs, extra: { ...nodeCpu } };
 }

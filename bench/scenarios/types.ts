@@ -12,6 +12,20 @@ export interface ScenarioResult {
   readonly startedAtMs?: number;
   readonly endedAtMs?: number;
   readonly extra?: Record<string, number>;
+  /** What the Redis server(s) the run used spent on it, measured by the parent around the timed part. */
+  readonly redis?: RedisFigures;
+}
+
+/** Redis's side of a run, per entry: from `INFO cpu` and `INFO commandstats` deltas (bench/redis-info.ts). */
+export interface RedisFigures {
+  /** used_cpu_user + used_cpu_sys of every server the run used (a Cluster's masters summed), µs per entry. */
+  readonly cpuMicrosPerEntry: number;
+  /**
+   * Per command (`xreadgroup`, `evalsha`, `client|setinfo`): calls per 1,000 entries and the
+   * command's own µs per entry. A script's µs include the commands it calls, which also
+   * appear on their own rows, and no row holds Redis's network I/O: rows do not add up.
+   */
+  readonly commands: Record<string, { readonly callsPer1k: number; readonly microsPerEntry: number }>;
 }
 
 export interface StreamParams {
@@ -35,10 +49,37 @@ export function rssPeakMiB(): number {
   return Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 }
 
-/** Node CPU (user + system) since `since`, in µs per entry: the process's own work, which a loaded machine disturbs far less than wall time. */
-export function cpuMicrosPerEntry(since: NodeJS.CpuUsage, entries: number): number {
-  const used = process.cpuUsage(since);
-  return entries > 0 ? (used.user + used.system) / entries : Number.NaN;
+/** The per-entry Node keys of a stream scenario's `extra`; side-by-side processes are aggregated over all their entries. */
+export const NODE_CPU_KEYS = ['nodeCpuMicrosPerEntry', 'nodeCpuUserMicrosPerEntry', 'nodeCpuSystemMicrosPerEntry', 'involuntaryContextSwitchesPer1k'] as const;
+
+/** What the consuming process spent on its timed part, per entry (the `extra` keys of a stream scenario). */
+export interface NodeCpuFigures {
+  readonly nodeCpuMicrosPerEntry: number;
+  readonly nodeCpuUserMicrosPerEntry: number;
+  readonly nodeCpuSystemMicrosPerEntry: number;
+  /** Times the kernel took the core away while the process could still run: how much the load disturbed this run. */
+  readonly involuntaryContextSwitchesPer1k: number;
+}
+
+/**
+ * Starts measuring the process's CPU (user and system apart: system time is the socket
+ * work, user time the loop's own) and involuntary context switches; the returned function
+ * gives them per entry for the entries the timed part handled.
+ */
+export function startCpuMeter(): (entries: number) => NodeCpuFigures {
+  const cpu = process.cpuUsage();
+  const switches = process.resourceUsage().involuntaryContextSwitches;
+  return (entries) => {
+    const used = process.cpuUsage(cpu);
+    const involuntary = process.resourceUsage().involuntaryContextSwitches - switches;
+    const per = (x: number) => (entries > 0 ? x / entries : Number.NaN);
+    return {
+      nodeCpuMicrosPerEntry: per(used.user + used.system),
+      nodeCpuUserMicrosPerEntry: per(used.user),
+      nodeCpuSystemMicrosPerEntry: per(used.system),
+      involuntaryContextSwitchesPer1k: per(involuntary * 1000),
+    };
+  };
 }
 
 /** Epoch milliseconds on the monotonic clock, comparable across processes of one machine. */

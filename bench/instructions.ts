@@ -1,0 +1,196 @@
+/**
+ * `npm run bench:instructions [-- product,raw-verify 100,500] [--reps N] [--threads]`: Node instructions
+ * per entry of the real consumer child against a real Redis, counted by valgrind's
+ * callgrind. Entries/s and even CPU time move with whatever else the machine runs; an
+ * instruction count does not, so this is the measure to decide a per-entry optimisation by
+ * on a shared machine (it leaves out Redis's work, and cache misses and stalls: a cheaper
+ * count that is slower in wall time is possible, if rare).
+ *
+ * For each scenario and batch the child — the same esbuild bundle `npm run bench` runs, no
+ * warm-up pass — drains a stream of SHORT signed 300 B entries, then one of LONG, under
+ * callgrind; (count(LONG) − count(SHORT)) / (LONG − SHORT) is the steady cost of an entry,
+ * with start-up, module loading and most JIT compilation cancelling out. Takes minutes, so it
+ * is in neither `npm test` nor `npm run bench`. Writes bench/results/instructions.json.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { startRedisServer } from '../local/redis-server';
+import { prefillStream, resetGroup } from './fixtures';
+import { SIZES } from './plan';
+import type { ScenarioResult } from './scenarios/types';
+import { bundleChild } from './spawn';
+import { fmt, stat, type Stat } from './stats';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const OUT_FILE = join(here, 'results', 'instructions.json');
+const SCENARIOS = ['product', 'raw-verify', 'raw'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+const SHORT = 4_000;
+const LONG = 12_000;
+const GROUP = 'bench';
+/** One prefilled stream per drain length: a drain ends when its stream is exhausted. */
+const streamOf = (entries: number) => `instructions:${entries}`;
+
+const progress = (line: string) => process.stderr.write(`bench:instructions: ${line}\n`);
+
+interface Args {
+  readonly scenarios: Scenario[];
+  readonly batches: number[];
+  readonly reps: number;
+  /**
+   * V8 without its background compile and GC threads (node --single-threaded), unless
+   * `--threads`: their share of the work varies with timing, and with them the count moved
+   * with the machine's load (raw_verify b100: 87.4k on a quieter machine, 102–108k at load
+   * 11–14) where without them it repeated within 1.5 % at load 14.
+   */
+  readonly singleThreaded: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const reps = argv.includes('--reps') ? Number(argv[argv.indexOf('--reps') + 1]) : 1;
+  const positional = argv.filter((a, i) => !a.startsWith('--') && argv[i - 1] !== '--reps');
+  const scenarios = (positional[0] ?? 'product,raw-verify').split(',');
+  const batches = (positional[1] ?? '100,500').split(',').map(Number);
+  const unknown = scenarios.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}: use any of ${SCENARIOS.join(', ')}`);
+  if (batches.some((b) => !Number.isInteger(b) || b < 1)) throw new Error(`batches must be positive integers, got ${positional[1]}`);
+  if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps takes a positive integer');
+  return { scenarios: scenarios as Scenario[], batches, reps, singleThreaded: !argv.includes('--threads') };
+}
+
+/** The valgrind version line, or a clear error when it is not installed. */
+function valgrindVersion(): string {
+  const probe = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error('valgrind is not installed (this tool runs the consumer under `valgrind --tool=callgrind`): apt-get install -y valgrind');
+  }
+  return probe.stdout.trim();
+}
+
+/** Total instructions of every thread of the process, from callgrind's output file. */
+function totalInstructions(file: string): number {
+  const text = readFileSync(file, 'utf8');
+  const match = /^summary:\s*(\d+)/m.exec(text) ?? /^totals:\s*(\d+)/m.exec(text);
+  if (!match) throw new Error(`no summary line in callgrind output ${file}`);
+  return Number(match[1]);
+}
+
+/** Runs one child draining `entries` under callgrind; the run must handle every entry or its count means nothing. */
+async function countInstructions(childFile: string, job: object, entries: number, scratch: string, nodeFlags: string[]): Promise<number> {
+  const outFile = join(scratch, `callgrind-${entries}.out`);
+  const argv = ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeFlags, childFile, JSON.stringify(job)];
+  const child = spawn('valgrind', argv, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
+  const line = stdout.split('\n').find((l) => l.startsWith('RESULT '));
+  if (code !== 0 || !line) throw new Error(`child under callgrind failed (exit ${code}):\n${stderr.slice(-2_000)}`);
+  const handled = (JSON.parse(line.slice(7)) as ScenarioResult).entries;
+  if (handled !== entries) throw new Error(`child handled ${handled} of ${entries} entries`);
+  const total = totalInstructions(outFile);
+  rmSync(outFile);
+  return total;
+}
+
+interface Measured {
+  readonly instructionsPerEntry: Stat;
+  /** Whole-process counts of each repetition, SHORT and LONG drains. */
+  readonly totals: Array<{ short: number; long: number }>;
+}
+
+async function main(args: Args): Promise<void> {
+  const valgrind = valgrindVersion();
+  const scratch = mkdtempSync(join(tmpdir(), 'saga-streams-callgrind-'));
+  const bundle = await bundleChild(here);
+  const server = await startRedisServer();
+  const admin = new Redis(server.url);
+  const results: Record<string, Measured> = {};
+  try {
+    progress(`prefilling ${SHORT} and ${LONG} signed ${SIZES['300B']} B entries`);
+    for (const n of [SHORT, LONG]) await prefillStream(admin, streamOf(n), n, SIZES['300B']);
+    const runs = args.scenarios.length * args.batches.length * args.reps * 2;
+    let done = 0;
+    for (const batch of args.batches) {
+      for (const scenario of args.scenarios) {
+        const totals: Array<{ short: number; long: number }> = [];
+        for (let rep = 0; rep < args.reps; rep += 1) {
+          const counts: number[] = [];
+          for (const n of [SHORT, LONG]) {
+            await resetGroup(admin, streamOf(n), GROUP);
+            done += 1;
+            progress(`[${done}/${runs}] ${scenario} b${batch}: draining ${n} entries under callgrind…`);
+            const started = performance.now();
+            const params = { redisUrl: server.url, group: GROUP, stream: streamOf(n), count: n, batch, consumer: 'instructions' };
+            counts.push(await countInstructions(bundle.file, { scenario, params }, n, scratch, args.singleThreaded ? ['--single-threaded'] : []));
+            progress(`[${done}/${runs}] ${scenario} b${batch} ${n} entries: ${counts.at(-1)!.toLocaleString('en')} instructions (${Math.round((performance.now() - started) / 1000)} s)`);
+          }
+          totals.push({ short: counts[0]!, long: counts[1]! });
+        }
+        const perEntry = stat(totals.map((t) => (t.long - t.short) / (LONG - SHORT)));
+        results[`${scenario.replace('-', '_')}_b${batch}`] = { instructionsPerEntry: perEntry, totals };
+      }
+    }
+  } finally {
+    admin.disconnect();
+    await server.stop();
+    bundle.cleanup();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  report(results, args, valgrind);
+}
+
+function report(results: Record<string, Measured>, args: Args, valgrind: string): void {
+  const ratios: Record<string, number> = {};
+  for (const batch of args.batches) {
+    const product = results[`product_b${batch}`];
+    for (const other of ['raw_verify', 'raw']) {
+      const baseline = results[`${other}_b${batch}`];
+      if (product && baseline) ratios[`product_over_${other}_b${batch}`] = product.instructionsPerEntry.median / baseline.instructionsPerEntry.median;
+    }
+  }
+  console.log(`\nNode instructions per entry of the consuming process (callgrind; (${LONG}-entry drain − ${SHORT}-entry drain) / ${LONG - SHORT}; ${args.reps} repetition(s); ${args.singleThreaded ? 'node --single-threaded' : 'V8 background threads on'})`);
+  for (const [key, m] of Object.entries(results)) {
+    const spread = args.reps > 1 ? ` [${fmt(m.instructionsPerEntry.min)}–${fmt(m.instructionsPerEntry.max)}]` : '';
+    console.log(`  ${key.padEnd(16)}${Math.round(m.instructionsPerEntry.median).toLocaleString('en')}${spread}`);
+  }
+  for (const [key, ratio] of Object.entries(ratios)) console.log(`  ${key.padEnd(30)}${ratio.toFixed(3)}`);
+  mkdirSync(dirname(OUT_FILE), { recursive: true });
+  writeFileSync(
+    OUT_FILE,
+    JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        node: process.version,
+        valgrind,
+        method: `(instructions of a ${LONG}-entry drain − of a ${SHORT}-entry drain) / ${LONG - SHORT}; signed ${SIZES['300B']} B entries; the consuming child only (Redis not counted)`,
+        entries: { short: SHORT, long: LONG },
+        repetitions: args.reps,
+        nodeFlags: args.singleThreaded ? ['--single-threaded'] : [],
+        instructionsPerEntry: Object.fromEntries(Object.entries(results).map(([k, m]) => [k, Math.round(m.instructionsPerEntry.median)])),
+        ratios,
+        runs: results,
+      },
+      null,
+      2,
+    ),
+  );
+  console.log(`\nwrote ${OUT_FILE}`);
+}
+
+Promise.resolve()
+  .then(() => main(parseArgs(process.argv.slice(2))))
+  .catch((error: unknown) => {
+    console.error(`bench:instructions: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
