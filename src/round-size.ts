@@ -16,6 +16,7 @@
  */
 import type { ClaimPlan } from './claim';
 import type { ConsumerConfig } from './config';
+import { probeCount, type Reclaim } from './reclaim-cadence';
 import type { Observed } from './run-memory';
 
 /**
@@ -91,11 +92,15 @@ export class RoundSizer {
    * take at most half, so the fresh read always asks for at least one entry (a COUNT of 0
    * would mean no limit at all).
    */
-  plan(timeLeftMs: number, reclaim: boolean, ahead = 0): ClaimPlan | undefined {
+  plan(timeLeftMs: number, reclaim: Reclaim, ahead = 0): ClaimPlan | undefined {
     const limit = this.limit(timeLeftMs, ahead);
     if (limit === 0) return undefined;
-    const reclaimed = reclaim ? Math.min(this.config.reclaimBatch, Math.floor(limit / 2)) : 0;
+    const reclaimed = reclaim === undefined ? 0 : Math.min(this.#reclaimCount(reclaim), Math.floor(limit / 2));
     return { fresh: Math.min(this.config.batch, limit - reclaimed), reclaim: reclaimed };
+  }
+
+  #reclaimCount(reclaim: 'full' | 'probe'): number {
+    return reclaim === 'full' ? this.config.reclaimBatch : probeCount(this.config.reclaimBatch);
   }
 
   observeHandling(entries: number, elapsedMs: number): void {

@@ -27,7 +27,7 @@ describe('RoundSizer', () => {
     expect(new RoundSizer(config(500), { entryBytes: 300 }).assumptionLimits()).toBe(false);
     const probed = new RoundSizer(config(500));
     probed.assumeEntryBytes(300);
-    expect(probed.plan(10_000, true)).toEqual({ fresh: 500, reclaim: 500 });
+    expect(probed.plan(10_000, 'full')).toEqual({ fresh: 500, reclaim: 500 });
   });
 
   it('claims ahead only once a round was handled, and only what the time after the batch in hand covers', () => {
@@ -40,22 +40,25 @@ describe('RoundSizer', () => {
     sizer.observeExchange(2);
     expect(sizer.mayClaimAhead()).toBe(true);
     // 150 ms left, 100 entries (100 ms) still to handle, 2 ms exchange: 48 more fit.
-    expect(sizer.plan(150, false, 100)).toEqual({ fresh: 48, reclaim: 0 });
+    expect(sizer.plan(150, undefined, 100)).toEqual({ fresh: 48, reclaim: 0 });
     // Not even one entry after the batch in hand: no claim at all.
-    expect(sizer.plan(101, false, 100)).toBeUndefined();
-    expect(sizer.plan(1_000, false, 0)).toEqual({ fresh: 100, reclaim: 0 });
+    expect(sizer.plan(101, undefined, 100)).toBeUndefined();
+    expect(sizer.plan(1_000, undefined, 0)).toEqual({ fresh: 100, reclaim: 0 });
   });
 
   it('bounds the reclaim and the fresh read together by one limit (one reply under the byte budget)', () => {
     // 32 KiB entries, 4 MiB budget: the first reply may carry 128 entries in all.
     const sizer = new RoundSizer(config(500), { entryBytes: 32 * 1024 });
-    expect(sizer.plan(10_000, true)).toEqual({ fresh: 64, reclaim: 64 });
-    expect(sizer.plan(10_000, false)).toEqual({ fresh: 128, reclaim: 0 });
+    expect(sizer.plan(10_000, 'full')).toEqual({ fresh: 64, reclaim: 64 });
+    expect(sizer.plan(10_000, undefined)).toEqual({ fresh: 128, reclaim: 0 });
     // A small reclaim batch leaves the rest to the fresh read.
     const small = new RoundSizer(parseConsumerConfig({ stream: 's', group: 'g', consumer: 'c', batch: 500, reclaimBatch: 10, maxRoundBytes: 4 * 1024 * 1024, handlerTimeoutMs: 100, runBudgetMs: 60_000, minIdleMs: 120_000 }), { entryBytes: 32 * 1024 });
-    expect(small.plan(10_000, true)).toEqual({ fresh: 118, reclaim: 10 });
+    expect(small.plan(10_000, 'full')).toEqual({ fresh: 118, reclaim: 10 });
+    // A probe (the every-K reclaim) asks for reclaimBatch / 10: XAUTOCLAIM scans COUNT × 10 PEL entries.
+    expect(sizer.plan(10_000, 'probe')).toEqual({ fresh: 78, reclaim: 50 });
+    expect(new RoundSizer(config(100), { entryBytes: 300 }).plan(10_000, 'probe')).toEqual({ fresh: 100, reclaim: 10 });
     // A limit of one entry: the fresh read gets it, the reclaim waits for the next claim.
     const tight = new RoundSizer(config(500), { entryBytes: 4 * 1024 * 1024 });
-    expect(tight.plan(10_000, true)).toEqual({ fresh: 1, reclaim: 0 });
+    expect(tight.plan(10_000, 'full')).toEqual({ fresh: 1, reclaim: 0 });
   });
 });

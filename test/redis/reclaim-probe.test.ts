@@ -1,0 +1,99 @@
+/**
+ * The every-K reclaim is a probe (SPEC §5.1 "Reclaim cadence", issue 15): while fresh reads
+ * fill the rounds it asks XAUTOCLAIM for reclaimBatch / 10 entries, so it scans at most
+ * reclaimBatch PEL entries instead of rescanning every batch in flight. It must still not
+ * starve the PEL: the shared cursor pages the probes through the busy entries to the idle one
+ * behind them, and the claim after the probe that found it reclaims in full. Checked against
+ * Redis itself.
+ */
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { claimScript } from '../../src/generated/lua-scripts';
+import { ensureGroup } from '../../src/groups';
+import { createPoller } from '../../src/poller';
+import type { RedisPort, RedisReply } from '../../src/redis/port';
+import { clientKinds } from '../support/clients';
+import { fastConfig, recordingProcessor } from '../support/poller';
+import { useRedisPerTest } from '../support/redis-suite';
+import { append, pendingRows } from '../support/redis';
+
+const MIN_IDLE = 10_000;
+
+interface ClaimCall {
+  readonly count: number;
+  readonly reclaimedIds: string[];
+}
+
+/** Replies carry ids as strings or bytes, depending on the client. */
+const text = (value: RedisReply | undefined): string => (value instanceof Uint8Array ? Buffer.from(value).toString() : String(value));
+
+/** A port that records, per claim.lua call, its XAUTOCLAIM COUNT and the ids it reclaimed. */
+function spyOnClaims(port: RedisPort, calls: ClaimCall[]): RedisPort {
+  return {
+    transport: port.transport,
+    cluster: port.cluster,
+    async exchange(commands) {
+      const replies = await port.exchange(commands);
+      commands.forEach((c, i) => {
+        // An EVALSHA answered NOSCRIPT is sent again as EVAL: count the call that ran.
+        if ((c.args[0] !== claimScript.sha1 && c.args[0] !== claimScript.text) || replies[i] instanceof Error) return;
+        const reply = replies[i] as RedisReply[];
+        const entries = (reply[1] ?? []) as RedisReply[][];
+        calls.push({ count: Number(c.args[c.args.length - 1]), reclaimedIds: entries.map((e) => text(e[0])) });
+      });
+      return replies;
+    },
+    close: () => port.close(),
+  };
+}
+
+describe.each(clientKinds)('reclaim probes over $name', (kind) => {
+  let admin: Redis;
+  let port: RedisPort;
+  let stream: string;
+
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h));
+  beforeEach(async () => {
+    await ensureGroup(port, stream, 'g', '0-0');
+  });
+
+  const appendPayloads = async (count: number, prefix: string) => {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 1) ids.push(await append(admin, stream, { event_id: `${prefix}${i}`, payload: `${prefix}${i}` }));
+    return ids;
+  };
+
+  it('pages the probes through busy PEL entries to an idle one, then reclaims in full', async () => {
+    // 45 entries another live consumer is handling (not idle), then one whose consumer died.
+    await appendPayloads(45, 'b');
+    await admin.xreadgroup('GROUP', 'g', 'busy', 'COUNT', 45, 'STREAMS', stream, '>');
+    const [staleId] = await appendPayloads(1, 's');
+    await admin.xreadgroup('GROUP', 'g', 'gone', 'COUNT', 1, 'STREAMS', stream, '>');
+    await appendPayloads(200, 'p');
+    const calls: ClaimCall[] = [];
+    const seen: string[] = [];
+    const poller = createPoller({
+      port: spyOnClaims(port, calls),
+      // reclaimBatch 10: a full reclaim asks for 10 (scans up to 100), a probe for 1 (scans up to 10).
+      config: fastConfig(stream, { batch: 10, reclaimEveryRounds: 2, minIdleMs: MIN_IDLE }),
+      process: recordingProcessor(seen, async (payload) => {
+        // After the run's first (full) reclaim, the dead consumer's entry becomes reclaimable.
+        if (payload === 'p3') await admin.xclaim(stream, 'g', 'gone', 0, staleId!, 'IDLE', 60_000);
+        return 'committed' as const;
+      }),
+    });
+    const report = await poller.run({ mode: 'drain' });
+
+    expect(report.acked).toBe(201);
+    expect(seen).toContain('s0');
+    const found = calls.findIndex((call) => call.reclaimedIds.includes(staleId!));
+    // The first claim reclaims in full; then each probe scans 10 of the 46 pending entries from
+    // the cursor, so the fifth probe reaches b40-b44 and the stale entry behind them.
+    expect(calls.slice(0, found + 1).map((call) => call.count)).toEqual([10, 1, 1, 1, 1, 1]);
+    expect(calls[found + 1]?.count).toBe(10);
+    // The busy entries were scanned, never taken.
+    const rows = await pendingRows(admin, stream, 'g');
+    expect(rows).toHaveLength(45);
+    for (const row of rows) expect(row).toMatchObject({ consumer: 'busy', deliveries: 1 });
+  });
+});
