@@ -94,6 +94,16 @@ export function verdictOfCall(call: () => unknown): Promise<Verdict> {
 }
 
 /**
+ * verdictOfCall without the promise when the handler answers synchronously: the verdict
+ * itself, a promise only for a thenable, and a throw passes straight through (the caller
+ * classifies it). With a synchronous handler an entry then costs no promise at all.
+ */
+export function verdictOfCallNow(call: () => unknown): Verdict | Promise<Verdict> {
+  const outcome = call();
+  return isPromiseLike(outcome) ? Promise.resolve(outcome).then(verdictOfOutcome) : verdictOfOutcome(outcome);
+}
+
+/**
  * Maps anything a handler threw to its verdict, by `code` rather than class identity.
  * Never throws: a value that cannot even be inspected (a throwing getter, a revoked
  * Proxy) proves nothing deterministic, so it is retained and the run goes on.
