@@ -7,8 +7,8 @@ import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, type StreamEntry } from '../entry';
 import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
 import { isPromiseLike, type MaybePromise } from '../ground/maybe-promise';
-import { verdictOfCallNow, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
-import { traceHandling, traceRefused } from '../telemetry/tracing';
+import { verdictOfHandler, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
+import { traceHandling, traceRefused, tracingActive } from '../telemetry/tracing';
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { createOriginVerifier, type OriginCheck } from './verifier';
@@ -90,8 +90,9 @@ export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): En
   const proceed = (entry: StreamEntry, context: DeliveryContext, admitted: Admission<P>): Verdict | Promise<Verdict> => {
     if (isVerdict(admitted)) return refused(context, entry, admitted);
     const delivery = new SignedDeliveryView(entry, admitted.payload, context, admitted.producer);
+    if (!tracingActive()) return verdictOfHandler(options.handler, delivery);
     // Admitted: the origin vouches for the traceparent, so it may parent the entry's span.
-    return traceHandling(context.scope, entry, true, () => verdictOfCallNow(() => options.handler(delivery)));
+    return traceHandling(context.scope, entry, true, () => verdictOfHandler(options.handler, delivery));
   };
   // With a synchronous origin check (native HMAC) and handler, the verdict comes back as a
   // plain value: no promise per entry (bench/entry-work.ts). A throw, synchronous or not, is

@@ -61,6 +61,11 @@ export function activeTracer(): Tracer | undefined {
   return provider.getTracer(TRACER_NAME);
 }
 
+/** Whether an SDK is registered: without one a processor calls its handler directly, no span and no closure. */
+export function tracingActive(): boolean {
+  return activeTracer() !== undefined;
+}
+
 /** Which consumer an entry span belongs to; set by the round on every DeliveryContext. */
 export interface ConsumerScope {
   readonly stream: string;
