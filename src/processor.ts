@@ -8,8 +8,8 @@ import type { DeliveryContext, EntryProcessor } from './decide';
 import { Fields, fieldText, type StreamEntry } from './entry';
 import { isValidEventIdBytes } from './keys';
 import { decodeUtf8Strict } from './ground/text';
-import { traceHandling, traceRefused } from './telemetry/tracing';
-import { Rejection, Verdicts, verdictOfOutcome, type HandlerOutcome, type Verdict } from './verdict';
+import { traceHandling, traceRefused, tracingActive } from './telemetry/tracing';
+import { Rejection, Verdicts, verdictOfHandler, type HandlerOutcome, type Verdict } from './verdict';
 
 export interface Delivery<P> {
   readonly entry: StreamEntry;
@@ -99,16 +99,18 @@ export class DeliveryView<P> implements Delivery<P> {
 }
 
 export function createProcessor<P>(decode: PayloadDecoder<P>, handler: DeliveryHandler<P>): EntryProcessor {
-  return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
+  // Not async: a synchronous handler's verdict comes back as a plain value (no promise per
+  // entry). A throw — the decoder's Rejection included — is classified by the round.
+  const handle = (entry: StreamEntry, context: DeliveryContext): Verdict | Promise<Verdict> =>
+    verdictOfHandler(handler, new DeliveryView(entry, decode(entry.fields.get(Fields.payload)!), context));
+  return (entry: StreamEntry, context: DeliveryContext): Verdict | Promise<Verdict> => {
     const rejected = checkRequiredFields(entry);
     if (rejected) {
       traceRefused(context.scope, entry, rejected);
       return rejected;
     }
+    if (!tracingActive()) return handle(entry, context);
     // No origin check on this path: the entry's traceparent is linked, never a span parent.
-    return traceHandling(context.scope, entry, false, async () => {
-      const payload = decode(entry.fields.get(Fields.payload)!);
-      return verdictOfOutcome(await handler(new DeliveryView(entry, payload, context)));
-    });
+    return traceHandling(context.scope, entry, false, () => handle(entry, context));
   };
 }

@@ -15,6 +15,8 @@ import type { ConsumerScope } from './telemetry/tracing';
 import { settleDecisions, type Decision, type SettleResult } from './settle';
 import { Verdicts, type Verdict } from './verdict';
 
+const HELD: Verdict = Object.freeze(Verdicts.retain('ordering'));
+
 export interface RoundDeps {
   readonly port: RedisPort;
   readonly config: ConsumerConfig;
@@ -52,12 +54,31 @@ export async function pollRound(deps: RoundDeps, deadline: number): Promise<Roun
   return { report, claim };
 }
 
-/** Answer for an entry that a stopping run no longer hands to a handler (it is released). */
-const NOT_STARTED: Promise<Verdict> = Promise.resolve(Verdicts.retain('deadline'));
-
-export interface DecidedRound extends DecideResult {
+export interface DecidedRound extends Omit<DecideResult, 'handedOver'> {
   /** Entries handed to the processor; every other entry of the round was never started. */
-  readonly started: ReadonlySet<StreamEntry>;
+  readonly started: Pick<ReadonlySet<StreamEntry>, 'has' | 'size'>;
+}
+
+/**
+ * The entries of a round handed to the processor, from decideAll's flags: the set is built
+ * only if someone asks (a stopping or failing run), not for every round.
+ */
+class StartedEntries implements Pick<ReadonlySet<StreamEntry>, 'has' | 'size'> {
+  #set: Set<StreamEntry> | undefined;
+
+  constructor(
+    private readonly entries: readonly StreamEntry[],
+    private readonly flags: Uint8Array,
+    readonly size: number,
+  ) {}
+
+  has(entry: StreamEntry): boolean {
+    if (this.#set === undefined) {
+      this.#set = new Set<StreamEntry>();
+      for (let i = 0; i < this.entries.length; i += 1) if (this.flags[i] === 1) this.#set.add(this.entries[i]!);
+    }
+    return this.#set.has(entry);
+  }
 }
 
 /**
@@ -80,17 +101,11 @@ export async function decideRound(
     toDecide = entries.filter((entry) => {
       const key = keyOf(entry);
       if (key === undefined || !held.has(key)) return true;
-      carried.push({ entry, verdict: Verdicts.retain('ordering') });
+      carried.push({ entry, verdict: HELD });
       return false;
     });
   }
-  const started = new Set<StreamEntry>();
-  const process: EntryProcessor = (entry, context) => {
-    if (stop()) return NOT_STARTED;
-    started.add(entry);
-    return deps.process(entry, context);
-  };
-  const decided = await decideAll(toDecide, process, {
+  const decided = await decideAll(toDecide, deps.process, {
     concurrency: deps.config.concurrency,
     orderingKey: keyOf,
     deadline,
@@ -98,18 +113,20 @@ export async function decideRound(
     settleReserveMs: deps.config.settleReserveMs,
     now: deps.now,
     scope: consumerScope(deps.config),
+    stop,
   });
   const decisions = carried.length === 0 ? decided.decisions : [...decided.decisions, ...carried];
   if (keyOf !== undefined) {
-    for (const { entry, verdict } of decisions) {
-      // Keys of carried entries are held already; an entry held inside this round follows a
-      // started one of its key, which holds the key itself.
-      if (verdict.kind !== 'retain' || !started.has(entry)) continue;
-      const key = keyOf(entry);
+    // Keys of carried entries are held already; an entry held inside this round follows a
+    // started one of its key, which holds the key itself.
+    for (let i = 0; i < toDecide.length; i += 1) {
+      if (decided.handedOver[i] !== 1 || decided.decisions[i]!.verdict.kind !== 'retain') continue;
+      const key = keyOf(toDecide[i]!);
       if (key !== undefined) held.add(key);
     }
   }
-  return { ...decided, decisions, handled: started.size, started };
+  const started = new StartedEntries(toDecide, decided.handedOver, decided.handled);
+  return { ...decided, decisions, started };
 }
 
 /**
@@ -134,7 +151,7 @@ export function releasable(deps: RoundDeps, decided: DecidedRound, held: Readonl
  * second record. Retained and auth rejections come from the verdicts (Redis sees neither).
  */
 export function roundReport(
-  decided: DecideResult,
+  decided: Omit<DecideResult, 'handedOver'>,
   settled: SettleResult,
   claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds'>,
   roundTrips: number,

@@ -79,18 +79,14 @@ export function verdictOfOutcome(outcome: unknown): Verdict {
 }
 
 /**
- * The verdict of one handler call, as `async () => verdictOfOutcome(await call())` gives it
- * (a throw becomes a rejection, a thenable is awaited), without the async function and the
- * await: a handler that answers synchronously — most acks — costs one resolved promise.
+ * The verdict of `handler(argument)`, as `async () => verdictOfOutcome(await handler(argument))`
+ * gives it, but synchronous when the handler is: the verdict itself, a promise only for a
+ * thenable, and a throw passes straight through (the round classifies it). No closure or
+ * promise per entry for a synchronous handler.
  */
-export function verdictOfCall(call: () => unknown): Promise<Verdict> {
-  let outcome: unknown;
-  try {
-    outcome = call();
-  } catch (error) {
-    return Promise.reject(error as Error);
-  }
-  return isPromiseLike(outcome) ? Promise.resolve(outcome).then(verdictOfOutcome) : Promise.resolve(verdictOfOutcome(outcome));
+export function verdictOfHandler<A>(handler: (argument: A) => unknown, argument: A): Verdict | Promise<Verdict> {
+  const outcome = handler(argument);
+  return isPromiseLike(outcome) ? Promise.resolve(outcome).then(verdictOfOutcome) : verdictOfOutcome(outcome);
 }
 
 /**

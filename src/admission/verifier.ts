@@ -32,15 +32,21 @@ function reject(reason: string): OriginCheck {
   return Verdicts.deadLetter(reason, { auth: true }) as OriginCheck;
 }
 
+type WritableSignedFields = { -readonly [K in keyof SignedFields]: SignedFields[K] };
+
 /** The exact stored bytes are what was signed; nothing is decoded and re-encoded. */
 export function signedFieldsOf(stream: string | Uint8Array, entry: StreamEntry): SignedFields {
-  return {
-    stream,
-    eventId: entry.fields.get(Fields.eventId) ?? EMPTY,
-    eventType: entry.fields.get(Fields.event) ?? EMPTY,
-    payload: entry.fields.get(Fields.payload) ?? EMPTY,
-    traceparent: entry.fields.get(Fields.traceparent),
-  };
+  return fillSignedFields({ stream, eventId: EMPTY, eventType: EMPTY, payload: EMPTY }, entry);
+}
+
+/** signedFieldsOf into an object the caller reuses (`stream` is left as it is). */
+function fillSignedFields(target: WritableSignedFields, entry: StreamEntry): WritableSignedFields {
+  const fields = entry.fields;
+  target.eventId = fields.get(Fields.eventId) ?? EMPTY;
+  target.eventType = fields.get(Fields.event) ?? EMPTY;
+  target.payload = fields.get(Fields.payload) ?? EMPTY;
+  target.traceparent = fields.get(Fields.traceparent);
+  return target;
 }
 
 /** Only an explicit `true` from the engine admits an entry. */
@@ -100,13 +106,16 @@ export function createOriginVerifier(
   const streamBytes = new TextEncoder().encode(stream);
   const encoder = new CanonicalEncoder();
   const trustedKeyOf = trustedKeyLookup(auth);
+  // One SignedFields refilled per entry rather than an object each: it is read only while
+  // verifyStoredSignature encodes it, synchronously (an async engine gets a fresh message).
+  const scratch: WritableSignedFields = { stream: streamBytes, eventId: EMPTY, eventType: EMPTY, payload: EMPTY, traceparent: undefined };
   return (entry) => {
     const sig = entry.fields.get(Fields.sig);
     if (sig === undefined) return reject(DeadLetterReasons.signatureMissing);
     const keyId = entry.fields.get(Fields.keyId);
     const trusted = keyId === undefined ? undefined : trustedKeyOf(keyId);
     if (trusted === undefined) return reject(DeadLetterReasons.signatureKeyUnknown);
-    const valid = verifyStoredSignature(trusted.key, signedFieldsOf(streamBytes, entry), sig, hmac, encoder);
+    const valid = verifyStoredSignature(trusted.key, fillSignedFields(scratch, entry), sig, hmac, encoder);
     return isPromiseLike(valid) ? Promise.resolve(valid).then((v) => originOf(v, trusted)) : originOf(valid, trusted);
   };
 }

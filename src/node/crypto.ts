@@ -36,6 +36,8 @@ interface KeyState {
   readonly keyObject: KeyObject;
   /** key ⊕ ipad, then room for the message: the whole inner hash input. */
   inner: Buffer;
+  /** The last `inner` prefix hashed: messages of one size (the common case) reuse it. */
+  innerView: Buffer;
   /** key ⊕ opad, then the inner digest: the whole outer hash input. */
   readonly outer: Buffer;
 }
@@ -59,7 +61,7 @@ function deriveKeyState(bytes: Uint8Array): KeyState {
     outer[i] = block[i]! ^ 0x5c;
   }
   block.fill(0);
-  return { keyObject: createSecretKey(bytes), inner, outer };
+  return { keyObject: createSecretKey(bytes), inner, innerView: inner.subarray(0, 0), outer };
 }
 
 function stateOf(key: SecretKey): KeyState {
@@ -78,9 +80,11 @@ function oneShotMacHex(hash: OneShotHash, state: KeyState, message: Uint8Array):
     state.inner.copy(grown, 0, 0, BLOCK_BYTES);
     state.inner.fill(0, 0, BLOCK_BYTES); // key material does not outlive its buffer
     state.inner = grown;
+    state.innerView = grown.subarray(0, 0);
   }
   state.inner.set(message, BLOCK_BYTES);
-  state.outer.write(hash('sha256', state.inner.subarray(0, needed), 'latin1'), BLOCK_BYTES, 'latin1');
+  if (state.innerView.length !== needed) state.innerView = state.inner.subarray(0, needed);
+  state.outer.write(hash('sha256', state.innerView, 'latin1'), BLOCK_BYTES, 'latin1');
   return hash('sha256', state.outer, 'hex');
 }
 

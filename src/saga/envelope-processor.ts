@@ -7,15 +7,15 @@
 import { DeadLetterReasons } from '../auth/reasons';
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
-import { createAdmission, isVerdict, refused } from '../admission/signed-processor';
+import { createAdmission, isVerdict, refused, type Admission } from '../admission/signed-processor';
 import { isPromiseLike } from '../ground/maybe-promise';
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, fieldText, type StreamEntry } from '../entry';
 import type { PayloadDecoder } from '../processor';
 import { parseTraceparent } from '../telemetry/traceparent';
-import { traceHandling } from '../telemetry/tracing';
-import { Verdicts, verdictOfOutcome, type Verdict } from '../verdict';
-import type { SagaHandler } from './delivery';
+import { traceHandling, tracingActive } from '../telemetry/tracing';
+import { Verdicts, verdictOfHandler, type Verdict } from '../verdict';
+import type { SagaDelivery, SagaHandler } from './delivery';
 
 export interface EnvelopeProcessorSpec<E> {
   readonly stream: string;
@@ -31,17 +31,14 @@ export interface EnvelopeProcessorSpec<E> {
 
 export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): EntryProcessor {
   const admit = createAdmission(spec.stream, spec.auth, spec.decode, spec.hmac);
-  return async (entry: StreamEntry, context: DeliveryContext): Promise<Verdict> => {
-    const admission = admit(entry);
-    const admitted = isPromiseLike(admission) ? await admission : admission;
+  const proceed = (entry: StreamEntry, context: DeliveryContext, admitted: Admission<E>): Verdict | Promise<Verdict> => {
     if (isVerdict(admitted)) return refused(context, entry, admitted);
     const { payload: envelope, producer } = admitted;
     const eventId = fieldText(entry, Fields.eventId)!;
     if (spec.idOf(envelope) !== eventId) return refused(context, entry, Verdicts.deadLetter(DeadLetterReasons.envelopeIdMismatch));
     const gated = spec.gate(envelope, producer);
     if (gated) return refused(context, entry, gated);
-    // Admitted: the origin vouches for the traceparent, so it may parent the entry's span.
-    return traceHandling(context.scope, entry, true, async () => verdictOfOutcome(await spec.handler({
+    const delivery: SagaDelivery<E> = {
       envelope,
       producer,
       trace: parseTraceparent(fieldText(entry, Fields.traceparent)),
@@ -53,6 +50,16 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
         return context.signal;
       },
       deadline: context.deadline,
-    })));
+    };
+    if (!tracingActive()) return verdictOfHandler(spec.handler, delivery);
+    // Admitted: the origin vouches for the traceparent, so it may parent the entry's span.
+    return traceHandling(context.scope, entry, true, () => verdictOfHandler(spec.handler, delivery));
+  };
+  // Not async: with a synchronous origin check and handler the verdict is a plain value; a
+  // throw (idOf, gate, handler) is classified by the round as a rejection was before.
+  return (entry: StreamEntry, context: DeliveryContext): Verdict | Promise<Verdict> => {
+    const admission = admit(entry);
+    if (isPromiseLike(admission)) return Promise.resolve(admission).then((admitted) => proceed(entry, context, admitted));
+    return proceed(entry, context, admission);
   };
 }

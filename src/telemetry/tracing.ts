@@ -27,6 +27,7 @@ import {
 import type { StreamEntry } from '../entry';
 import { Fields, fieldText } from '../entry';
 import { parseTraceparent } from './traceparent';
+import { isPromiseLike } from '../ground/maybe-promise';
 import { verdictOfThrown, type Verdict } from '../verdict';
 
 const TRACER_NAME = 'saga-streams';
@@ -58,6 +59,11 @@ export function activeTracer(): Tracer | undefined {
   // Another copy of the API (a different class) fails instanceof and counts as registered.
   if (provider instanceof ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER) return undefined;
   return provider.getTracer(TRACER_NAME);
+}
+
+/** Whether an SDK is registered: without one a processor calls its handler directly, no span and no closure. */
+export function tracingActive(): boolean {
+  return activeTracer() !== undefined;
 }
 
 /** Which consumer an entry span belongs to; set by the round on every DeliveryContext. */
@@ -123,29 +129,47 @@ function startEntrySpan(tracer: Tracer, scope: ConsumerScope | undefined, entry:
 
 /**
  * Runs `handle` (the handler and the verdict it maps to) inside the entry's span, so spans
- * the handler starts — a publish of the saga's next command — are its children.
+ * the handler starts — a publish of the saga's next command — are its children. Without
+ * an SDK it is just `handle()`: a verdict handed back synchronously stays synchronous.
  */
 export function traceHandling(
   scope: ConsumerScope | undefined,
   entry: StreamEntry,
   trusted: boolean,
   handle: () => Promise<Verdict>,
-): Promise<Verdict> {
+): Promise<Verdict>;
+export function traceHandling(
+  scope: ConsumerScope | undefined,
+  entry: StreamEntry,
+  trusted: boolean,
+  handle: () => Verdict | Promise<Verdict>,
+): Verdict | Promise<Verdict>;
+export function traceHandling(
+  scope: ConsumerScope | undefined,
+  entry: StreamEntry,
+  trusted: boolean,
+  handle: () => Verdict | Promise<Verdict>,
+): Verdict | Promise<Verdict> {
   const tracer = activeTracer();
   if (tracer === undefined) return handle();
   const { span, active } = startEntrySpan(tracer, scope, entry, trusted);
-  return context.with(active, handle).then(
-    (verdict) => {
-      verdictAttributes(span, verdict);
-      span.end();
-      return verdict;
-    },
-    (error: unknown) => {
-      verdictAttributes(span, verdictOfThrown(error));
-      span.end();
-      throw error;
-    },
-  );
+  const failed = (error: unknown): never => {
+    verdictAttributes(span, verdictOfThrown(error));
+    span.end();
+    throw error;
+  };
+  const ended = (verdict: Verdict): Verdict => {
+    verdictAttributes(span, verdict);
+    span.end();
+    return verdict;
+  };
+  let answer: Verdict | Promise<Verdict>;
+  try {
+    answer = context.with(active, handle);
+  } catch (error) {
+    return failed(error);
+  }
+  return isPromiseLike(answer) ? Promise.resolve(answer).then(ended, failed) : ended(answer);
 }
 
 /** An entry refused before any handler (origin, identity fields, payload): a span with its verdict. */

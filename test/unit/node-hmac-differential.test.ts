@@ -64,6 +64,22 @@ describe('the native HMAC engine', () => {
     );
   });
 
+  it('equals createHmac when consecutive messages share a length (the reused inner view) and when they do not', () => {
+    const sameSizes = fc.array(fc.tuple(fc.integer(), fc.constantFrom(0, 1, 300, 300, 301, 1_500)), { minLength: 2, maxLength: 8 });
+    fc.assert(
+      fc.property(key, sameSizes, (keyBytes, specs) => {
+        const secret = new SecretKey(keyBytes);
+        for (const [seed, length] of specs) {
+          const m = bytesFrom(seed, length);
+          const expected = createHmac('sha256', keyBytes).update(m).digest();
+          expect(Buffer.from(nodeHmac.mac(secret, m) as Uint8Array).equals(expected)).toBe(true);
+          expect(nodeHmac.verifyHex!(secret, m, new TextEncoder().encode(expected.toString('hex')))).toBe(true);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('checks a stored hex signature (verifyHex) against createHmac: only the lowercase digest itself passes', () => {
     const ascii = (text: string) => new TextEncoder().encode(text);
     fc.assert(

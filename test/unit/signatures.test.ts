@@ -5,6 +5,7 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { webCryptoHmac } from '../../src/auth/hmac';
 import { nodeHmac, plainNodeHmac } from '../../src/node/crypto';
@@ -74,6 +75,24 @@ describe('signature vectors', () => {
       const same = Buffer.from(encoder.encode(fields(size))).equals(canonicalMessage(fields(size)));
       expect(same, `payload of ${size} B`).toBe(true);
     }
+  });
+
+  it('equals canonicalMessage through one reused encoder for random field sequences, sizes often repeating', () => {
+    const bytes = fc.integer({ min: 0, max: 3 }).chain((size) => fc.uint8Array({ minLength: [0, 7, 300, 1_500][size]!, maxLength: [0, 7, 300, 1_500][size]! }));
+    const signed = fc.record({
+      stream: fc.oneof(fc.string(), bytes),
+      eventId: bytes,
+      eventType: fc.oneof(fc.string(), bytes),
+      payload: bytes,
+      traceparent: fc.option(fc.oneof(fc.string(), bytes), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(signed, { minLength: 1, maxLength: 8 }), (sequence) => {
+        const encoder = new CanonicalEncoder();
+        for (const fields of sequence) expect(Buffer.from(encoder.encode(fields)).equals(canonicalMessage(fields))).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('encodes every case to the same bytes through one reused encoder, in any order', () => {
