@@ -3,6 +3,7 @@ import { ReplyShapeError } from './ground/errors';
 import type { RedisReply } from './redis/port';
 import { decodeText } from './ground/text';
 import { asArray, asText, isBytes } from './redis/reply';
+import { EntryFields, layoutOf, NO_FIELDS, type FieldLayout } from './entry-fields';
 
 export const Fields = {
   event: 'event',
@@ -66,18 +67,31 @@ function fieldName(bytes: Uint8Array): string {
   return decodeText(bytes);
 }
 
-function parseFields(reply: RedisReply | undefined, id: string): Map<string, Uint8Array> {
+/**
+ * The names of one entry's `[name, value, ...]` pairs, checked to be bytes. The previous
+ * entry's layout is reused when the names are the same (the usual case on a stream), so
+ * most entries allocate no names array.
+ */
+function fieldLayout(pairs: RedisReply | undefined, id: string, previous: FieldLayout): FieldLayout {
   // Descriptions are built only when a reply is malformed: this runs for every field of
   // every entry, and a template string per call showed up as garbage at large batches.
-  if (!Array.isArray(reply)) throw new ReplyShapeError(`fields of ${id}: expected an array`);
-  const fields = new Map<string, Uint8Array>();
-  for (let i = 0; i + 1 < reply.length; i += 2) {
-    const name = reply[i];
-    const value = reply[i + 1];
-    if (!isBytes(name) || !isBytes(value)) throw new ReplyShapeError(`field ${i / 2} of ${id}: expected strings`);
-    fields.set(fieldName(name), value);
+  if (!Array.isArray(pairs)) throw new ReplyShapeError(`fields of ${id}: expected an array`);
+  const count = pairs.length >> 1;
+  const shared = previous.names.length === count ? previous.names : undefined;
+  let names: string[] | undefined;
+  for (let i = 0; i < count; i += 1) {
+    const name = pairs[2 * i];
+    const value = pairs[2 * i + 1];
+    if (!isBytes(name) || !isBytes(value)) throw new ReplyShapeError(`field ${i} of ${id}: expected strings`);
+    const text = fieldName(name);
+    if (names === undefined) {
+      if (shared !== undefined && shared[i] === text) continue;
+      names = shared === undefined ? [] : shared.slice(0, i);
+    }
+    names.push(text);
   }
-  return fields;
+  if (names === undefined) return shared !== undefined ? previous : NO_FIELDS;
+  return layoutOf(names);
 }
 
 /**
@@ -90,14 +104,19 @@ export function parseEntries(
   deliveriesOf: (index: number) => number,
   reclaimed: boolean,
 ): StreamEntry[] {
-  return asArray(reply, 'entry list').map((item, index) => {
-    const pair = asArray(item, 'entry');
+  const list = asArray(reply, 'entry list');
+  const entries: StreamEntry[] = [];
+  let layout = NO_FIELDS;
+  for (let index = 0; index < list.length; index += 1) {
+    const pair = asArray(list[index], 'entry');
     const id = asText(pair[0], 'entry id');
-    const fields = parseFields(pair[1], id);
-    const entry: StreamEntry = { id, fields, deliveries: deliveriesOf(index), reclaimed };
+    const pairs = pair[1];
+    layout = fieldLayout(pairs, id, layout);
+    const entry: StreamEntry = { id, fields: new EntryFields(layout, pairs as RedisReply[]), deliveries: deliveriesOf(index), reclaimed };
     // Fewer names than pairs: a name came twice. Counted once per entry, not per field.
-    return fields.size < (pair[1] as RedisReply[]).length >> 1 ? { ...entry, repeatsFieldName: true } : entry;
-  });
+    entries.push(layout.size < layout.names.length ? { ...entry, repeatsFieldName: true } : entry);
+  }
+  return entries;
 }
 
 /** `ms-seq` → milliseconds part, or undefined when the id is not of that form. */

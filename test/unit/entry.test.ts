@@ -54,7 +54,8 @@ describe('parseEntries', () => {
 
   it('leaves a well-formed entry exactly as before (no extra property)', () => {
     const [entry] = parseEntries([entryReply('1-0', 'event_id', 'a')], () => 2, true);
-    expect(entry).toEqual({ id: '1-0', fields: new Map([['event_id', bytes('a')]]), deliveries: 2, reclaimed: true });
+    expect(Object.keys(entry!)).toEqual(['id', 'fields', 'deliveries', 'reclaimed']);
+    expect({ ...entry, fields: new Map(entry!.fields) }).toEqual({ id: '1-0', fields: new Map([['event_id', bytes('a')]]), deliveries: 2, reclaimed: true });
   });
 });
 
