@@ -11,7 +11,7 @@ import type { Decision } from './settle';
 import type { ConsumerScope } from './telemetry/tracing';
 import { RoundTimeouts, type Expiring } from './timeouts';
 import { isPromiseLike } from './ground/maybe-promise';
-import { Verdicts, verdictOfThrown, type RetainCause, type Verdict } from './verdict';
+import { Verdicts, verdictOfAnswer, verdictOfThrown, type RetainCause, type Verdict } from './verdict';
 
 export interface DeliveryContext {
   /** Aborted when the handler's time is up; the entry is retained whatever happens after. */
@@ -272,10 +272,10 @@ class Attempt implements DeliveryContext, Expiring {
   }
 
   /** The processor's verdict, unless it came at or after `at` (the moment expire() is due). */
-  #arrive(verdict: Verdict): void {
+  #arrive(answer: unknown): void {
     if (!this.#live) return;
     if (this.#now() >= this.at) this.expire();
-    else this.#settle(verdict);
+    else this.#settle(verdictOfAnswer(answer));
   }
 
   #settle(verdict: Verdict): void {

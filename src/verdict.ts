@@ -90,6 +90,27 @@ export function verdictOfHandler<A>(handler: (argument: A) => unknown, argument:
 }
 
 /**
+ * What an entry processor answered, as a verdict it may stand for. A processor is user code
+ * too (createPoller takes any): an answer that is not one of the three verdicts — undefined,
+ * 'ack', an object without a known kind, a dead-letter with an unusable reason, a value whose
+ * getters throw — says nothing about a commit, so it is retained as the programming error
+ * `handler_contract`, and the run goes on (never acked, never dead-lettered).
+ */
+export function verdictOfAnswer(answer: unknown): Verdict {
+  try {
+    const kind = (answer as { kind?: unknown } | null | undefined)?.kind;
+    if (kind === 'ack' || kind === 'retain') return answer as Verdict;
+    if (kind === 'dead-letter') {
+      const reason = (answer as { reason?: unknown }).reason;
+      if (typeof reason === 'string' && isValidReason(reason)) return answer as Verdict;
+    }
+  } catch {
+    // A throwing getter or a revoked proxy: no verdict can be read from it.
+  }
+  return Verdicts.retain('handler_contract');
+}
+
+/**
  * Maps anything a handler threw to its verdict, by `code` rather than class identity.
  * Never throws: a value that cannot even be inspected (a throwing getter, a revoked
  * Proxy) proves nothing deterministic, so it is retained and the run goes on.

@@ -57,6 +57,36 @@ describe('decideAll with synchronous processors', () => {
     expect(result.stoppedForDeadline).toBe(false);
   });
 
+  it.each([1, 3])('retains, as a contract error, whatever a processor answers that is no verdict, and goes on (concurrency %i)', async (concurrency) => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const answers: unknown[] = [
+      undefined,
+      'ack',
+      { kind: 'nope' },
+      { kind: 'dead-letter', reason: 'Not A Reason' },
+      revoked.proxy,
+      Promise.resolve(undefined),
+      Promise.resolve({ kind: 'dead-letter' }),
+      Verdicts.ack(),
+    ];
+    const process = ((e: StreamEntry) => answers[Number(e.id.split('-')[0])]) as unknown as EntryProcessor;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    globalThis.process.on('unhandledRejection', onUnhandled);
+    try {
+      const result = await decideAll(answers.map((_, i) => entry(`${i}-0`)), process, options({ concurrency }));
+      await tick(5);
+      // The revoked proxy throws as soon as it is looked at (is it a promise?): retained as that throw.
+      const contract = Verdicts.retain('handler_contract');
+      expect(verdictsOf(result)).toEqual([contract, contract, contract, contract, Verdicts.retain('handler_error'), contract, contract, Verdicts.ack()]);
+      expect(result.handled).toBe(answers.length);
+    } finally {
+      globalThis.process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it('mixes synchronous and asynchronous processors in one round, strictly in order', async () => {
     const events: string[] = [];
     const process: EntryProcessor = (e) => {
