@@ -90,13 +90,16 @@ export class RoundSizer {
    * The next claim's plan, or undefined when the time left cannot cover one more entry. The
    * reclaim and the fresh read share one limit (both land in the same reply): the reclaim may
    * take at most half, so the fresh read always asks for at least one entry (a COUNT of 0
-   * would mean no limit at all).
+   * would mean no limit at all). A claim limited to one entry (entries near half the byte
+   * budget, or one entry of time left) still reclaims when a reclaim is due, one entry beside
+   * the fresh one: otherwise every claim of such a run would leave XAUTOCLAIM out, and the PEL
+   * would never be reclaimed (SPEC §5.1 "Reclaim cadence" outranks one entry of budget).
    */
   plan(timeLeftMs: number, reclaim: Reclaim, ahead = 0): ClaimPlan | undefined {
     const limit = this.limit(timeLeftMs, ahead);
     if (limit === 0) return undefined;
-    const reclaimed = reclaim === undefined ? 0 : Math.min(this.#reclaimCount(reclaim), Math.floor(limit / 2));
-    return { fresh: Math.min(this.config.batch, limit - reclaimed), reclaim: reclaimed };
+    const reclaimed = reclaim === undefined ? 0 : Math.max(1, Math.min(this.#reclaimCount(reclaim), Math.floor(limit / 2)));
+    return { fresh: Math.max(1, Math.min(this.config.batch, limit - reclaimed)), reclaim: reclaimed };
   }
 
   #reclaimCount(reclaim: 'full' | 'probe'): number {

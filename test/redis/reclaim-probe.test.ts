@@ -96,4 +96,28 @@ describe.each(clientKinds)('reclaim probes over $name', (kind) => {
     expect(rows).toHaveLength(45);
     for (const row of rows) expect(row).toMatchObject({ consumer: 'busy', deliveries: 1 });
   });
+
+  it('reclaims even when the byte budget limits every claim to one entry', async () => {
+    // 40 KiB entries under the smallest budget (64 KiB; 32 KiB per reply once two are held):
+    // every claim is limited to one entry. A reclaim that only took "half the limit" took
+    // none, and the dead consumer's entry stayed pending for good.
+    const big = (tag: string) => `${tag}:${'x'.repeat(40 * 1024)}`;
+    const staleId = await append(admin, stream, { event_id: 'stale', payload: big('stale') });
+    await admin.xreadgroup('GROUP', 'g', 'gone', 'COUNT', 1, 'STREAMS', stream, '>');
+    await admin.xclaim(stream, 'g', 'gone', 0, staleId, 'IDLE', 60_000);
+    for (let i = 0; i < 3; i += 1) await append(admin, stream, { event_id: `f${i}`, payload: big(`f${i}`) });
+    const calls: ClaimCall[] = [];
+    const seen: string[] = [];
+    const poller = createPoller({
+      port: spyOnClaims(port, calls),
+      config: fastConfig(stream, { batch: 10, maxRoundBytes: 64 * 1024, minIdleMs: MIN_IDLE }),
+      process: recordingProcessor(seen),
+    });
+    const report = await poller.run({ mode: 'drain' });
+
+    expect(seen.map((payload) => payload.split(':')[0]).sort()).toEqual(['f0', 'f1', 'f2', 'stale']);
+    expect(report).toMatchObject({ acked: 4, stoppedForDeadline: false });
+    expect(calls.some((call) => call.reclaimedIds.includes(staleId))).toBe(true);
+    expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+  });
 });

@@ -57,8 +57,11 @@ describe('RoundSizer', () => {
     // A probe (the every-K reclaim) asks for reclaimBatch / 10: XAUTOCLAIM scans COUNT × 10 PEL entries.
     expect(sizer.plan(10_000, 'probe')).toEqual({ fresh: 78, reclaim: 50 });
     expect(new RoundSizer(config(100), { entryBytes: 300 }).plan(10_000, 'probe')).toEqual({ fresh: 100, reclaim: 10 });
-    // A limit of one entry: the fresh read gets it, the reclaim waits for the next claim.
+    // A limit of one entry still reclaims when a reclaim is due (one beside the fresh one):
+    // every claim of such a run is limited to one, so "the next claim" would never come.
     const tight = new RoundSizer(config(500), { entryBytes: 4 * 1024 * 1024 });
-    expect(tight.plan(10_000, 'full')).toEqual({ fresh: 1, reclaim: 0 });
+    expect(tight.plan(10_000, 'full')).toEqual({ fresh: 1, reclaim: 1 });
+    expect(tight.plan(10_000, 'probe')).toEqual({ fresh: 1, reclaim: 1 });
+    expect(tight.plan(10_000, undefined)).toEqual({ fresh: 1, reclaim: 0 });
   });
 });
