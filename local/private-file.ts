@@ -5,12 +5,14 @@
  * someone left world-readable is readable with the new secrets in it — and a reader could
  * see half a file.
  */
-import { chmodSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 
 export function writePrivateFile(path: string, text: string): void {
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  // The mode option is masked by the umask (and ignored for a file left by a crash): set it outright.
+  // Created fresh ('wx'): a leftover of a crash, or a planted symlink, is removed, never written through.
+  rmSync(temporary, { force: true });
+  writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
+  // The mode option is masked by the umask: set it outright.
   chmodSync(temporary, 0o600);
   renameSync(temporary, path);
 }

@@ -19,13 +19,15 @@ export function redisTarget(url: string): string {
 }
 
 /**
- * A Redis URL (or bare host:port) with its user and password cut off at the last `@`, before
- * anything parses it: a password holding `/`, `?` or `#` would otherwise end a parser's
- * authority early, and its tail would come back as the host or the path.
+ * A Redis URL (or bare host:port) without anything that may hold a secret, before anything
+ * parses it: the query and fragment go first (some clients take `?password=`), then the user
+ * and password, cut at the last `@` — a password holding `/` would otherwise end a parser's
+ * authority early, and its tail would come back as the host or the path. A URL that is left
+ * unparsable by this is reported as such, never with its pieces.
  */
 export function withoutCredentials(url: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? 'redis://';
-  const rest = url.startsWith(scheme) ? url.slice(scheme.length) : url;
+  const rest = (url.startsWith(scheme) ? url.slice(scheme.length) : url).replace(/[?#].*$/s, '');
   return `${scheme}${rest.slice(rest.lastIndexOf('@') + 1)}`;
 }
 

@@ -13,8 +13,9 @@ describe('redactRedisUrl', () => {
     // A parser ends the authority at `/`, `?` or `#`: the password's tail came back as a path.
     ['redis://u:1/2secret@h', 'redis://h'],
     ['redis://:12/34secret@h:6379', 'redis://h:6379'],
-    ['redis://:a?bsecret@h:1', 'redis://h:1'],
-    ['redis://:a#bsecret@h:1/3', 'redis://h:1/3'],
+    ['redis://:a?bsecret@h:1', '(unparsable)'],
+    ['redis://:a#bsecret@h:1/3', '(unparsable)'],
+    ['redis://h:1/0?password=se@cret', 'redis://h:1/0'],
     ['redis://:p@ss@secret@h:1', 'redis://h:1'],
     ['rediss://u:p@h:1,redis://:x/1secret@h2:2', 'rediss://h:1,redis://h2:2'],
   ])('drops the credentials of %s', (url, shown) => {

@@ -38,7 +38,9 @@ describe('describeConnectionFailure', () => {
 
   it('a password holding / ? or # does not leak as the host (the parser ended the authority there)', () => {
     expect(redisTarget('redis://admin:1/2secret@cache.internal:6380')).toBe('cache.internal:6380');
-    expect(redisTarget('redis://:a?bsecret@cache.internal')).toBe('cache.internal:6379');
-    expect(redisTarget('redis://:a#b@secret@cache.internal:1')).toBe('cache.internal:1');
+    // An unencoded ? or # ends the URL where the secret may start: unparsable, never its pieces.
+    expect(redisTarget('redis://:a?bsecret@cache.internal')).toBe('(unparsable URL)');
+    expect(redisTarget('redis://:a#b@secret@cache.internal:1')).toBe('(unparsable URL)');
+    expect(redisTarget('redis://cache.internal:6380/?password=se@cret')).toBe('cache.internal:6380');
   });
 });
