@@ -85,21 +85,38 @@ export function refused(context: DeliveryContext, entry: StreamEntry, verdict: V
   return verdict;
 }
 
-export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
-  const admit = createAdmission(options.stream, options.auth, options.decode, options.hmac);
-  const proceed = (entry: StreamEntry, context: DeliveryContext, admitted: Admission<P>): Verdict | Promise<Verdict> => {
-    if (isVerdict(admitted)) return refused(context, entry, admitted);
-    const delivery = new SignedDeliveryView(entry, admitted.payload, context, admitted.producer);
-    if (!tracingActive()) return verdictOfHandler(options.handler, delivery);
-    // Admitted: the origin vouches for the traceparent, so it may parent the entry's span.
-    return traceHandling(context.scope, entry, true, () => verdictOfHandler(options.handler, delivery));
-  };
-  // With a synchronous origin check (native HMAC) and handler, the verdict comes back as a
-  // plain value: no promise per entry (bench/entry-work.ts). A throw, synchronous or not, is
-  // classified by the round (verdictOfThrown), as a rejection was before.
-  return (entry: StreamEntry, context: DeliveryContext): Verdict | Promise<Verdict> => {
+/**
+ * The verdict of an admitted entry's handler, on the entry's trace span when a tracer is
+ * registered (the origin vouches for the traceparent, so it may parent the span); without
+ * one, no closure per entry.
+ */
+export function handleAdmitted<D>(context: DeliveryContext, entry: StreamEntry, handler: (delivery: D) => unknown, delivery: D): Verdict | Promise<Verdict> {
+  if (!tracingActive()) return verdictOfHandler(handler, delivery);
+  return traceHandling(context.scope, entry, true, () => verdictOfHandler(handler, delivery));
+}
+
+/**
+ * An entry processor that admits each entry, then `proceed`s with the admission. With a
+ * synchronous origin check (native HMAC) and handler, the verdict comes back as a plain
+ * value: no promise per entry (bench/entry-work.ts). A throw, synchronous or not, is
+ * classified by the round (verdictOfThrown), as a rejection was before.
+ */
+export function admittingProcessor<P>(
+  admit: (entry: StreamEntry) => MaybePromise<Admission<P>>,
+  proceed: (entry: StreamEntry, context: DeliveryContext, admitted: Admission<P>) => Verdict | Promise<Verdict>,
+): EntryProcessor {
+  return (entry, context) => {
     const admission = admit(entry);
     if (isPromiseLike(admission)) return Promise.resolve(admission).then((admitted) => proceed(entry, context, admitted));
     return proceed(entry, context, admission);
   };
+}
+
+export function createSignedProcessor<P>(options: SignedProcessorOptions<P>): EntryProcessor {
+  const admit = createAdmission(options.stream, options.auth, options.decode, options.hmac);
+  return admittingProcessor(admit, (entry, context, admitted) => {
+    if (isVerdict(admitted)) return refused(context, entry, admitted);
+    const delivery = new SignedDeliveryView(entry, admitted.payload, context, admitted.producer);
+    return handleAdmitted(context, entry, options.handler, delivery);
+  });
 }

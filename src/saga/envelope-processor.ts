@@ -7,14 +7,12 @@
 import { DeadLetterReasons } from '../auth/reasons';
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
-import { createAdmission, isVerdict, refused, type Admission } from '../admission/signed-processor';
-import { isPromiseLike } from '../ground/maybe-promise';
+import { admittingProcessor, createAdmission, handleAdmitted, isVerdict, refused, type Admission } from '../admission/signed-processor';
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, fieldText, type StreamEntry } from '../entry';
 import type { PayloadDecoder } from '../processor';
 import { parseTraceparent } from '../telemetry/traceparent';
-import { traceHandling, tracingActive } from '../telemetry/tracing';
-import { Verdicts, verdictOfHandler, type Verdict } from '../verdict';
+import { Verdicts, type Verdict } from '../verdict';
 import type { SagaDelivery, SagaHandler } from './delivery';
 
 export interface EnvelopeProcessorSpec<E> {
@@ -51,15 +49,8 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
       },
       deadline: context.deadline,
     };
-    if (!tracingActive()) return verdictOfHandler(spec.handler, delivery);
-    // Admitted: the origin vouches for the traceparent, so it may parent the entry's span.
-    return traceHandling(context.scope, entry, true, () => verdictOfHandler(spec.handler, delivery));
+    return handleAdmitted(context, entry, spec.handler, delivery);
   };
-  // Not async: with a synchronous origin check and handler the verdict is a plain value; a
-  // throw (idOf, gate, handler) is classified by the round as a rejection was before.
-  return (entry: StreamEntry, context: DeliveryContext): Verdict | Promise<Verdict> => {
-    const admission = admit(entry);
-    if (isPromiseLike(admission)) return Promise.resolve(admission).then((admitted) => proceed(entry, context, admitted));
-    return proceed(entry, context, admission);
-  };
+  // A throw (idOf, gate, handler) is classified by the round, as a rejection was before.
+  return admittingProcessor(admit, proceed);
 }
