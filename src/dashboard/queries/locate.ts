@@ -27,7 +27,7 @@ import { runOperations, runOperationsSettled, throwIfError } from '../../redis/s
 import { parseDeadLetterRecord, type DeadLetterRecord } from '../../redrive/record';
 import { isEntryId, searchDeadLetters } from './dead-letters';
 import { compareEntryIds, entryStates, groupCursors, type GroupState } from './entry-state';
-import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, parseNewestEntries, scanStream, type ScanReport } from './recent-entries';
+import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, parseNewestEntries, scanStream, type ScanReport, type SearchedStream } from './recent-entries';
 import { declaredStreams, type DeclaredStream } from './streams';
 
 /** How a located entry was found. */
@@ -50,14 +50,7 @@ export interface LocatedDeadLetter {
   readonly record: DeadLetterRecord;
 }
 
-export interface StreamSearch {
-  readonly stream: string;
-  /** Newest entries of the stream read by the scan (0 when an entry id made a scan needless). */
-  readonly scanned: number;
-  /** Why the stream scan stopped (`end`: the whole stream was searched); undefined when none ran. */
-  readonly scanStoppedBy: ScanReport['stoppedBy'] | undefined;
-  readonly dltScanned: number;
-  readonly dltScanStoppedBy: ScanReport['stoppedBy'];
+export interface StreamSearch extends SearchedStream {
   /** Entries whose payload carries this id as its saga instance_id. */
   readonly sagaEntries: number;
 }

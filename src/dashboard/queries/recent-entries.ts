@@ -41,6 +41,17 @@ export interface ScanReport {
   readonly stoppedBy: 'end' | 'limit' | 'bytes' | 'visitor';
 }
 
+/** How much of one stream and of its DLT a search (find by id, a saga's trail) read. */
+export interface SearchedStream {
+  readonly stream: string;
+  /** Newest entries of the stream read by the scan (0 when an entry id made a scan needless). */
+  readonly scanned: number;
+  /** Why the stream scan stopped (`end`: the whole stream was searched); undefined when none ran. */
+  readonly scanStoppedBy: ScanReport['stoppedBy'] | undefined;
+  readonly dltScanned: number;
+  readonly dltScanStoppedBy: ScanReport['stoppedBy'];
+}
+
 function replyBytes(reply: RedisReply | undefined): number {
   if (isBytes(reply)) return reply.length;
   return Array.isArray(reply) ? reply.reduce((sum: number, item) => sum + replyBytes(item), 0) : 0;

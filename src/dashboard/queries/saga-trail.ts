@@ -22,7 +22,7 @@ import type { DeadLetterRecord } from '../../redrive/record';
 import { searchDeadLetters } from './dead-letters';
 import { decodeText, exactUtf8Text } from '../../ground/text';
 import { compareEntryIds, entryStates, groupCursors, type GroupState } from './entry-state';
-import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, scanStream, type ScanReport } from './recent-entries';
+import { DEFAULT_SCAN_LIMIT, eventIdOf, instanceIdOf, parseEntry, scanStream, type SearchedStream } from './recent-entries';
 import { declaredStreams, type DeclaredStream } from './streams';
 
 export interface SagaStep {
@@ -50,13 +50,7 @@ export interface SagaTrail {
   readonly instanceId: string;
   readonly scanLimit: number;
   readonly steps: SagaStep[];
-  readonly searched: Array<{
-    readonly stream: string;
-    readonly scanned: number;
-    readonly scanStoppedBy: ScanReport['stoppedBy'];
-    readonly dltScanned: number;
-    readonly dltScanStoppedBy: ScanReport['stoppedBy'];
-  }>;
+  readonly searched: SearchedStream[];
 }
 
 interface Envelope {

@@ -4,7 +4,7 @@
  */
 import type { GroupState } from '../queries/entry-state';
 import { showValue } from '../queries/field-value';
-import type { ScanReport } from '../queries/recent-entries';
+import type { ScanReport, SearchedStream } from '../queries/recent-entries';
 import { esc, formatAge, link } from './markup';
 
 /** One line per group, e.g. "billing: pending (consumer c1, idle 3m, 2 deliveries)". */
@@ -55,14 +55,6 @@ export function scanWords(scanned: number, stoppedBy: ScanReport['stoppedBy'] | 
   if (stoppedBy === 'end') return `all ${scanned} ${what}`;
   const bytes = stoppedBy === 'bytes' ? ' (stopped at the scan\'s byte budget: the entries are large)' : '';
   return `the newest ${scanned} ${what}${bytes}`;
-}
-
-export interface SearchedStream {
-  readonly stream: string;
-  readonly scanned: number;
-  readonly scanStoppedBy: ScanReport['stoppedBy'] | undefined;
-  readonly dltScanned: number;
-  readonly dltScanStoppedBy: ScanReport['stoppedBy'];
 }
 
 /** One line per stream: how much of it and of its DLT a search covered. */
