@@ -31,3 +31,13 @@ export function recordingProcessor(
 }
 
 export const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** decideAll options for a test round: in order, 1 s handler timeout, 10 s to the deadline. */
+export const decideOptions = (over: object = {}) => ({
+  concurrency: 1,
+  deadline: Date.now() + 10_000,
+  handlerTimeoutMs: 1_000,
+  settleReserveMs: 10,
+  now: Date.now,
+  ...over,
+});

@@ -11,6 +11,7 @@ import { parseConsumerConfig } from '../../src/config';
 import type { RedisPort } from '../../src/redis/port';
 import { decideRound, releasable, type RoundDeps } from '../../src/round';
 import { Deferral, Rejection, Verdicts, type Verdict } from '../../src/verdict';
+import { decideOptions } from '../support/poller';
 
 const entry = (id: string, key?: string): StreamEntry => ({
   id,
@@ -27,14 +28,7 @@ function manualClock(start = 1_000_000) {
   return { now: () => t, advance: (ms: number) => void (t += ms) };
 }
 
-const options = (over: object = {}) => ({
-  concurrency: 1,
-  deadline: Date.now() + 10_000,
-  handlerTimeoutMs: 1_000,
-  settleReserveMs: 10,
-  now: Date.now,
-  ...over,
-});
+const options = decideOptions;
 
 const verdictsOf = (result: { decisions: Array<{ verdict: Verdict }> }) => result.decisions.map((d) => d.verdict);
 

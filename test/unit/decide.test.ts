@@ -5,6 +5,7 @@ import type { StreamEntry } from '../../src/entry';
 import { createProcessor, rawPayload } from '../../src/processor';
 import { Rejection, Verdicts } from '../../src/verdict';
 import { uninspectableValues } from '../support/thrown-values';
+import { decideOptions } from '../support/poller';
 
 const entry = (id: string, key?: string): StreamEntry => ({
   id,
@@ -65,14 +66,7 @@ describe('runOrdered', () => {
 });
 
 describe('decideAll', () => {
-  const options = (over: object = {}) => ({
-    concurrency: 1,
-    deadline: Date.now() + 10_000,
-    handlerTimeoutMs: 1_000,
-    settleReserveMs: 10,
-    now: Date.now,
-    ...over,
-  });
+  const options = decideOptions;
 
   it('retains an entry whose handler outlives its timeout, and aborts its signal', async () => {
     let aborted = false;
