@@ -7,6 +7,7 @@ import type { DeploymentConfig } from '../src/deployment/define-config';
 import type { SecretEnv } from '../src/deployment/secrets';
 import { hasRedisServer, REDIS_SERVER_INSTALL_HINT, startRedisCluster, startRedisServer } from './redis-server';
 import { withoutCredentials } from '../src/redis/connection-failure';
+import { splitNodeList } from '../src/redis/redis-url';
 
 export interface LocalRedis {
   /** The environment with the Redis variable set. */
@@ -29,10 +30,13 @@ export class RedisServerMissingError extends Error {
   }
 }
 
-/** host:port (list) of a Redis URL or node list, without user or password (see withoutCredentials). */
-export function redactRedisUrl(value: string): string {
-  return value
-    .split(',')
+/**
+ * host:port (list) of a Redis URL or of a Cluster's node list, without user or password (see
+ * withoutCredentials). A standalone URL is one URL whatever commas its password holds; a
+ * list is split as connectTcp splits it (splitNodeList).
+ */
+export function redactRedisUrl(value: string, { cluster }: { cluster: boolean }): string {
+  return (cluster ? splitNodeList(value) : [value])
     .map((part) => {
       try {
         const url = new URL(withoutCredentials(part));
@@ -48,7 +52,7 @@ export async function startLocalRedis(config: DeploymentConfig, env: SecretEnv):
   const tcp = config.data.redis.tcp;
   if (!tcp) throw new Error(`the local stack needs a redis.tcp endpoint in ${config.name}'s config`);
   const given = env[tcp.urlEnv];
-  if (given) return { env, display: redactRedisUrl(given), private: false, port: undefined, stop: async () => {} };
+  if (given) return { env, display: redactRedisUrl(given, { cluster: tcp.cluster }), private: false, port: undefined, stop: async () => {} };
   if (!hasRedisServer()) throw new RedisServerMissingError(tcp.urlEnv);
   if (tcp.cluster) {
     const cluster = await startRedisCluster(3);

@@ -131,7 +131,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const publishApp = createPublishApp({ runtime, env, wakeUp: async (touched) => loops.wake(touched), log: out, dashboard });
     const app = new Hono();
     app.get('/', (c) => c.redirect(DASHBOARD_BASE));
-    app.all('*', (c) => publishApp.fetch(c.req.raw));
+    // The Node bindings go along: the dashboard's login throttle tells clients apart by them.
+    app.all('*', (c) => publishApp.fetch(c.req.raw, c.env));
     const server = await serveFetch(app.fetch, options.port, options.host);
     // Closed first on stop (stops run in reverse): no new publishes while the rest winds down.
     stops.push(() => server.close());

@@ -11,9 +11,12 @@ import { ConfigError, type ConfigProblem } from './ground/errors';
 import { keyTagProblems } from './hash-tag';
 import { deriveStreamKeys, derivedKeyProblems, isValidKeyName, type StreamKeys } from './keys';
 import { IN_ENGLISH } from './ground/zod-messages';
+import { DEADLINE_OVERRUN_MS } from './redis/deadline';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
+/** Below this much handler time after the settle reserve, a run does not start (run.ts). */
+export const MIN_HANDLER_WINDOW_MS = 50;
 
 /** A Redis key name (SPEC §3.4); shared by every config that names keys. */
 export const keyName = z.string().check(z.refine(isValidKeyName, 'must be printable ASCII without spaces, 1..=256 bytes'));
@@ -45,7 +48,7 @@ export const consumerConfigSchema = z.strictObject({
   /** Continuous mode: longest wait for new entries between empty rounds. 0 would mean forever in Redis. */
   blockMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), 1_000),
   handlerTimeoutMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), 30_000),
-  /** Entries idle this long are reclaimed from other consumers; must exceed runBudgetMs. */
+  /** Entries idle this long are reclaimed from other consumers; must exceed runBudgetMs (+ DEADLINE_OVERRUN_MS). */
   minIdleMs: z._default(positiveInt, 300_000),
   /** Longest a run may hold entries: the platform's time limit. A run's deadline never exceeds start + this. */
   runBudgetMs: z._default(positiveInt, 60_000),
@@ -82,15 +85,25 @@ export interface ConsumerConfig extends Omit<z.output<typeof consumerConfigSchem
   readonly keys: StreamKeys;
 }
 
+/**
+ * What cannot fit (SPEC §5.4), each naming its fields and the bound. Rejected: what is unsafe
+ * or can never work. Accepted, because the run bounds it at run time and nothing breaks:
+ * - handlerTimeoutMs longer than runBudgetMs − settleReserveMs: a handler's limit is
+ *   min(handlerTimeoutMs, time left before the settle reserve) (§5.1 step 2), so a short run
+ *   budget shortens it; the timeout is a cap, not a promise, and one config serves platforms
+ *   with different budgets.
+ * - blockMs ≥ runBudgetMs: the wait is cut at the settle reserve too.
+ * - maxRoundBytes too small for a full batch: claim counts follow the byte budget (one entry
+ *   larger than the budget is read alone); a batch that is never filled only limits.
+ */
 function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  if (config.batch * config.handlerTimeoutMs > MAX_ROUND_WORK_MS) {
-    problems.push({ path: 'handlerTimeoutMs', message: `batch × handlerTimeoutMs must be ≤ ${MAX_ROUND_WORK_MS} ms (one hour)` });
-  }
-  if (config.minIdleMs <= config.runBudgetMs) {
+  const problems: ConfigProblem[] = [...roundWorkProblems(config)];
+  if (config.minIdleMs < config.runBudgetMs + DEADLINE_OVERRUN_MS) {
     problems.push({
       path: 'minIdleMs',
-      message: 'must exceed runBudgetMs, or a live run could have its entries reclaimed by another',
+      message:
+        `must exceed runBudgetMs by at least ${DEADLINE_OVERRUN_MS} ms (a run's last exchange with Redis, its final settle, ` +
+        'may end that long after its deadline), or a live run could have its entries reclaimed by another',
     });
   }
   if (config.markerTtlSeconds > config.dltRetentionSeconds) {
@@ -99,10 +112,32 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
       message: 'must not exceed dltRetentionSeconds: a marker must never outlive the evidence it stands for',
     });
   }
-  if (config.settleReserveMs >= config.runBudgetMs) {
-    problems.push({ path: 'settleReserveMs', message: 'must be shorter than runBudgetMs' });
+  if (config.runBudgetMs - config.settleReserveMs < MIN_HANDLER_WINDOW_MS) {
+    problems.push({
+      path: 'settleReserveMs',
+      message: `must leave at least ${MIN_HANDLER_WINDOW_MS} ms of runBudgetMs for handlers (runBudgetMs − settleReserveMs ≥ ${MIN_HANDLER_WINDOW_MS}), or every run is refused as starting too close to its deadline`,
+    });
   }
   problems.push(...hashTagProblems(config.keys, config.keyTag));
+  return problems;
+}
+
+/**
+ * A round holds up to `batch` fresh and `reclaimBatch` reclaimed entries; each source is
+ * held to the SPEC's hour of worst-case handler time (so a round's worst case is at most
+ * two). The reclaim is checked only above `batch`: at or below it, the batch rule covers it.
+ */
+function roundWorkProblems(config: ConsumerConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (config.batch * config.handlerTimeoutMs > MAX_ROUND_WORK_MS) {
+    problems.push({ path: 'handlerTimeoutMs', message: `batch × handlerTimeoutMs must be ≤ ${MAX_ROUND_WORK_MS} ms (one hour)` });
+  }
+  if (config.reclaimBatch > config.batch && config.reclaimBatch * config.handlerTimeoutMs > MAX_ROUND_WORK_MS) {
+    problems.push({
+      path: 'reclaimBatch',
+      message: `reclaimBatch × handlerTimeoutMs must be ≤ ${MAX_ROUND_WORK_MS} ms (one hour), as batch × handlerTimeoutMs: a round holds up to batch fresh and reclaimBatch reclaimed entries`,
+    });
+  }
   return problems;
 }
 

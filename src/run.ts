@@ -4,15 +4,15 @@
  * `continuous` keeps going until the deadline, waiting between empty rounds. The rounds
  * overlap (SPEC §5.1): see run-loop.ts for how, and for the rules that keep it safe.
  */
-import type { ConsumerConfig } from './config';
+import { MIN_HANDLER_WINDOW_MS, type ConsumerConfig } from './config';
 import { RunDeadlineTooCloseError } from './ground/errors';
 import type { RoundReport, RunReport } from './report';
 import { consumerScope, type RoundDeps } from './round';
 import { RunLoop } from './run-loop';
 import { traceRun } from './telemetry/tracing';
 
-/** Below this much handler time after the settle reserve, a run does not start. */
-export const MIN_HANDLER_WINDOW_MS = 50;
+// Config validation refuses a run budget that leaves less (config.ts), so it lives there.
+export { MIN_HANDLER_WINDOW_MS };
 
 export type RunMode = 'drain' | 'continuous';
 

@@ -14,6 +14,7 @@ import { secretNames } from '../../local/dev-secrets';
 import { writePrivateFile } from '../../local/private-file';
 import { startRestServer } from '../../local/rest-emulator';
 import { readSecrets } from '../../src/deployment/secrets';
+import { parseRedisUrl, splitNodeList } from '../../src/redis/redis-url';
 import type { CommandContext } from '../context';
 import { UsageError } from '../exit-codes';
 
@@ -34,7 +35,9 @@ export async function restEmulatorCommand(ctx: CommandContext): Promise<void> {
   const { tcp, rest } = loaded.config.data.redis;
   if (!tcp) throw new UsageError(`rest-emulator forwards to the TCP Redis: ${loaded.config.name}'s config has no redis.tcp`);
   const redisUrl = readSecrets(io.env, [tcp.urlEnv], 'rest-emulator').get(tcp.urlEnv)!;
-  if (redisUrl.includes(',')) throw new UsageError(`rest-emulator forwards to one Redis server, not a Cluster (${tcp.urlEnv} lists several)`);
+  // A standalone URL is one URL, whatever commas its password holds (src/redis/redis-url.ts).
+  if (tcp.cluster && splitNodeList(redisUrl).length > 1) throw new UsageError(`rest-emulator forwards to one Redis server, not a Cluster (${tcp.urlEnv} lists several)`);
+  parseRedisUrl(redisUrl, tcp.urlEnv); // fails naming the variable, before the emulator's client parses it
   const urlEnv = rest?.urlEnv ?? 'UPSTASH_REDIS_REST_URL';
   const tokenEnv = rest?.tokenEnv ?? 'UPSTASH_REDIS_REST_TOKEN';
   const given = io.env[tokenEnv];

@@ -18,6 +18,7 @@ import { boundedPort, dashboardError, failure } from './failures';
 import { adminGuard } from './guard';
 import { escapeHtml, frame, type FrameOptions } from './html';
 import { mountLogin } from './login';
+import { createLoginThrottle } from './login-throttle';
 import { readOverview, renderOverview } from './overview';
 import { readRecentRuns, renderRuns, type RunFilter } from './runs';
 import { DASHBOARD_SECTIONS, type SectionEntry } from './section-list';
@@ -66,6 +67,7 @@ export function createDashboardApp(options: DashboardAppOptions): Hono {
   const now = options.now ?? Date.now;
   const { log } = options;
   const auth = createAdminAuth(options.adminTokenEnv, options.env, options.runtime.hmac);
+  const attempts = { throttle: createLoginThrottle(), now, log };
   // Pages and sections alike read through a port that gives up after REDIS_WAIT_MS.
   const runtime: DeploymentRuntime = { ...options.runtime, port: boundedPort(options.runtime.port) };
   const sections = options.sections ?? DASHBOARD_SECTIONS;
@@ -82,8 +84,8 @@ export function createDashboardApp(options: DashboardAppOptions): Hono {
 
   const app = new Hono();
   app.use('*', securityHeaders);
-  mountLogin(app, { auth, now, log, base, frameOptions });
-  app.use('*', adminGuard({ auth, now, loginPath: `${base}/login` }));
+  mountLogin(app, { auth, now, log, base, frameOptions, attempts });
+  app.use('*', adminGuard({ auth, now, loginPath: `${base}/login`, attempts }));
 
   app.get('/', async (c) => {
     const [overview, panels] = await Promise.all([readOverview(runtime), readPanels(options.panels)]);

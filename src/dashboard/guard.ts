@@ -8,10 +8,14 @@
  * same-origin` (every current browser sends it, and it survives proxies that rewrite Host),
  * or, from a browser that sends no fetch metadata, an `Origin` equal to the request's own.
  * A bearer-authenticated request needs neither: a browser never attaches that header by itself.
+ * Bearer tokens are guesses like the login form's, under the same throttle (token-attempts.ts);
+ * a session cookie is not (it is an HMAC nobody can guess, and an operator already logged in
+ * keeps working while guessers are throttled).
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { sessionCookieOf, type AdminAuth } from './admin-auth';
 import { failure, wantsHtml } from './failures';
+import { checkUnderThrottle, throttledAnswer, type TokenAttempts } from './token-attempts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -32,13 +36,16 @@ export interface GuardOptions {
   readonly now: () => number;
   /** Where a browser without a session is sent. */
   readonly loginPath: string;
+  readonly attempts: TokenAttempts;
 }
 
-export function adminGuard({ auth, now, loginPath }: GuardOptions): MiddlewareHandler {
+export function adminGuard({ auth, now, loginPath, attempts }: GuardOptions): MiddlewareHandler {
   return async (c, next) => {
     const authorization = c.req.header('authorization');
     if (authorization !== undefined) {
-      if (!(await auth.checkAuthorization(authorization))) return failure(c, 'token_invalid', 'Admin token not recognised', 'Log in again.');
+      const checked = await checkUnderThrottle(c, attempts, 'bearer', () => auth.checkAuthorization(authorization));
+      if (checked.outcome === 'throttled') return throttledAnswer(c, checked.retryAfterSeconds);
+      if (checked.outcome === 'wrong') return failure(c, 'token_invalid', 'Admin token not recognised', 'Log in again.');
       return next();
     }
     if (!(await auth.checkSession(sessionCookieOf(c.req.header('cookie')), now()))) {

@@ -2,13 +2,17 @@
  * Log in and out. The form posts the admin token once; the answer sets the session cookie
  * (admin-auth.ts: an HMAC with an expiry, never the token) and sends the browser to the
  * overview. A refused token is logged as one line without the token, and answered 401 with
- * the form again. Logging in is itself a same-origin POST (a forged login is refused too).
+ * the form again; a client past the login throttle (token-attempts.ts) gets 429 with
+ * `Retry-After` before its token is looked at. Logging in is itself a same-origin POST (a
+ * forged login is refused too).
  */
 import type { Hono } from 'hono';
 import type { Logger } from '../web/log';
 import { sessionCookieHeader, type AdminAuth } from './admin-auth';
 import { crossSiteRefusal, isSameOrigin } from './guard';
+import { wantsHtml } from './failures';
 import { escapeHtml, frame, type FrameOptions } from './html';
+import { checkUnderThrottle, throttledAnswer, throttledDetail, type TokenAttempts } from './token-attempts';
 import { readBoundedBody } from '../web/body';
 
 /** Far above any admin token: the form's body is read whole. */
@@ -20,6 +24,7 @@ export interface LoginOptions {
   readonly log: Logger;
   readonly base: string;
   readonly frameOptions: FrameOptions;
+  readonly attempts: TokenAttempts;
 }
 
 function loginPage(options: LoginOptions, message?: string): string {
@@ -44,7 +49,13 @@ export function mountLogin(app: Hono, options: LoginOptions): void {
   app.post('/login', async (c) => {
     if (!isSameOrigin(c)) return crossSiteRefusal(c);
     const token = await presentedToken(c.req.raw);
-    if (token === undefined || !(await auth.checkToken(token))) {
+    const checked = await checkUnderThrottle(c, options.attempts, 'login', async () => token !== undefined && (await auth.checkToken(token)));
+    if (checked.outcome === 'throttled') {
+      const retryAfter = String(checked.retryAfterSeconds);
+      if (!wantsHtml(c)) return throttledAnswer(c, checked.retryAfterSeconds);
+      return c.html(loginPage(options, throttledDetail(checked.retryAfterSeconds)), 429, { 'retry-after': retryAfter });
+    }
+    if (checked.outcome === 'wrong') {
       log.warn('dashboard login refused', { detail: { reason: token === undefined ? 'no token' : 'token not recognised' } });
       return c.html(loginPage(options, 'Admin token not recognised.'), 401);
     }

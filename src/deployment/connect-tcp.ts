@@ -5,23 +5,39 @@
 import { ConfigError } from '../ground/errors';
 import { connectIoredis, connectIoredisCluster } from '../redis/ioredis-port';
 import type { RedisPort } from '../redis/port';
+import { parseClusterNodes, unparsableRedisUrl } from '../redis/redis-url';
 import type { DeploymentConfig } from './define-config';
 import { readSecrets, type SecretEnv } from './secrets';
 
-/** `redis.tcp.urlEnv` holds a URL, or for Cluster a comma-separated `host:port` list. */
+/**
+ * `redis.tcp.urlEnv` holds a URL, or for Cluster a comma-separated list of `host:port` or
+ * URLs (src/redis/redis-url.ts: a password may hold `,`). A value that does not parse fails
+ * naming the variable, never with its text.
+ */
 export function connectTcp(config: DeploymentConfig, env: SecretEnv): RedisPort {
   const tcp = config.data.redis.tcp;
   if (!tcp) throw new ConfigError('deployment config', [{ path: 'redis.tcp', message: 'is required to connect over TCP' }]);
   const value = readSecrets(env, [tcp.urlEnv], 'redis connection').get(tcp.urlEnv)!;
-  if (!tcp.cluster) return connectIoredis(value);
-  const urls = value.split(',').map((part) => (part.includes('://') ? new URL(part) : new URL(`redis://${part}`)));
-  const nodes = urls.map((url) => ({ host: url.hostname, port: Number(url.port || 6379) }));
+  return tcp.cluster ? connectCluster(value, tcp.urlEnv) : connectStandalone(value, tcp.urlEnv);
+}
+
+function connectStandalone(url: string, variable: string): RedisPort {
+  try {
+    return connectIoredis(url);
+  } catch {
+    // ioredis parses the URL as it is constructed (it connects later, asynchronously): what
+    // it throws here is Node's URL error or a URIError, and the former carries the URL.
+    throw unparsableRedisUrl(variable);
+  }
+}
+
+function connectCluster(value: string, variable: string): RedisPort {
+  const seeds = parseClusterNodes(value, variable);
   // Credentials (and TLS) given on the first node apply to every node of the Cluster.
-  const first = urls[0]!;
   const redisOptions = {
-    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
-    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
-    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+    ...(seeds.username !== undefined ? { username: seeds.username } : {}),
+    ...(seeds.password !== undefined ? { password: seeds.password } : {}),
+    ...(seeds.tls ? { tls: {} } : {}),
   };
-  return connectIoredisCluster(nodes, { redisOptions });
+  return connectIoredisCluster([...seeds.nodes], { redisOptions });
 }

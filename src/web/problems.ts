@@ -36,6 +36,8 @@ export const Problems = {
   route_not_found: { status: 404, title: 'No such endpoint' },
   body_too_large: { status: 413, title: 'Request body too large' },
   content_type_unsupported: { status: 415, title: 'Unsupported content type' },
+  /** Too many admin-token attempts (dashboard login or bearer): wait `Retry-After` seconds. */
+  too_many_attempts: { status: 429, title: 'Too many attempts' },
   server_misconfigured: { status: 500, title: 'Server misconfigured' },
   internal_error: { status: 500, title: 'Internal error' },
   /** Redis did not confirm the append (or is unreachable): retry after `Retry-After`. */

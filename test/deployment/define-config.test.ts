@@ -154,6 +154,21 @@ describe('defineConfig', () => {
     );
   });
 
+  it("names a consumer's settings that cannot fit by their path in the deployment", () => {
+    const input = exampleInput();
+    const found = problems({
+      ...input,
+      consumers: {
+        ...input.consumers,
+        inventory: { ...input.consumers.inventory!, settings: { batch: 3_600, reclaimBatch: 10_000, handlerTimeoutMs: 1_000, runBudgetMs: 30_000, minIdleMs: 30_200 } },
+      },
+    });
+    expect(found).toEqual([
+      expect.stringMatching(/^consumers\.inventory\.settings\.reclaimBatch: reclaimBatch × handlerTimeoutMs must be ≤ 3600000 ms/),
+      expect.stringMatching(/^consumers\.inventory\.settings\.minIdleMs: must exceed runBudgetMs by at least 500 ms/),
+    ]);
+  });
+
   it('rejects bad cron, env names and a missing handler', () => {
     const input = exampleInput();
     const found = problems({

@@ -235,10 +235,11 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
     const ids = await appendPayloads(2);
     await admin.xreadgroup('GROUP', 'g', 'gone', 'STREAMS', stream, '>');
     await admin.xdel(stream, ids[0]!);
-    // XCLAIM would drop the deleted id from the PEL itself, so let real idle time pass instead.
-    await sleepMs(300);
+    // XCLAIM would drop the deleted id from the PEL itself, so let real idle time pass instead
+    // (minIdleMs is at least runBudgetMs + 500 ms: src/config.ts).
+    await sleepMs(750);
     const seen: string[] = [];
-    const config = fastConfig(stream, { minIdleMs: 250, runBudgetMs: 200 });
+    const config = fastConfig(stream, { minIdleMs: 700, runBudgetMs: 200 });
     const poller = createPoller({ port, config, process: recordingProcessor(seen) });
     const report = await poller.run({ mode: 'drain' });
     expect(report.deletedPending).toBe(1);

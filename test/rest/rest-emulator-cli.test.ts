@@ -66,6 +66,16 @@ describe('saga-streams rest-emulator', () => {
     expect(await stop()).toBe(0);
   });
 
+  it('a REDIS_URL whose password holds "," is one server, not a Cluster list; one that does not parse fails without its password', async () => {
+    const withComma = inject('redisUrl').replace('redis://', 'redis://:Hunter2,Secret9@');
+    const { stop } = await serving({ REDIS_URL: withComma });
+    expect(await stop()).toBe(0);
+    const io = recordingIo({ REDIS_URL: 'redis://:Hunter2,Secret9@127.0.0.1:99999', CLI_TEST_KEY: TEST_KEY });
+    expect(await runCli(['--config', writeFixtureConfig().path, '--json', 'rest-emulator', '--port', '0'], io)).toBe(1);
+    expect(io.stderr.join('\n')).toContain('REDIS_URL: is not a valid Redis URL');
+    expect([...io.stderr, ...io.stdout].join('\n')).not.toMatch(/Hunter2|Secret9/);
+  });
+
   it('--dev-vars replaces an existing world-readable file by a new 0600 one, never writing the secrets into the old', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'rest-emulator-')), '.dev.vars');
     writeFileSync(file, 'OLD=1\n', { mode: 0o644 });

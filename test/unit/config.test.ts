@@ -90,6 +90,47 @@ describe('consumer config', () => {
     expect(problemsFor({ ...valid, minIdleMs: 60_000 })[0]).toMatch(/^minIdleMs: must exceed runBudgetMs/);
   });
 
+  describe('combinations that cannot fit (issue 24 item 12)', () => {
+    it('accepts the defaults as they are', () => {
+      expect(() => parseConsumerConfig({ stream: 'orders', group: 'g', consumer: 'c' })).not.toThrow();
+    });
+
+    it('rejects a reclaim whose worst case is over the hour (batch 3,600, reclaimBatch 10,000, 1 s timeout), naming the bound', () => {
+      expect(problemsFor({ ...valid, batch: 3_600, reclaimBatch: 10_000, handlerTimeoutMs: 1_000 })).toEqual([
+        'reclaimBatch: reclaimBatch × handlerTimeoutMs must be ≤ 3600000 ms (one hour), as batch × handlerTimeoutMs: a round holds up to batch fresh and reclaimBatch reclaimed entries',
+      ]);
+      expect(() => parseConsumerConfig({ ...valid, batch: 100, reclaimBatch: 3_600, handlerTimeoutMs: 1_000 })).not.toThrow();
+      // reclaimBatch defaults to batch: one problem, on the batch rule, not two.
+      expect(problemsFor({ ...valid, batch: 10_000, handlerTimeoutMs: 361 })).toHaveLength(1);
+    });
+
+    it('rejects a minIdle that a run\'s last settle, up to 500 ms after its deadline, could outlast', () => {
+      expect(problemsFor({ ...valid, runBudgetMs: 60_000, minIdleMs: 60_499 })).toEqual([
+        "minIdleMs: must exceed runBudgetMs by at least 500 ms (a run's last exchange with Redis, its final settle, may end that long after its deadline), or a live run could have its entries reclaimed by another",
+      ]);
+      expect(() => parseConsumerConfig({ ...valid, runBudgetMs: 60_000, minIdleMs: 60_500 })).not.toThrow();
+    });
+
+    it('rejects a run budget that leaves handlers less than 50 ms after the settle reserve (every run would be refused)', () => {
+      expect(problemsFor({ ...valid, runBudgetMs: 1_000, minIdleMs: 2_000, settleReserveMs: 951 })).toEqual([
+        'settleReserveMs: must leave at least 50 ms of runBudgetMs for handlers (runBudgetMs − settleReserveMs ≥ 50), or every run is refused as starting too close to its deadline',
+      ]);
+      expect(() => parseConsumerConfig({ ...valid, runBudgetMs: 1_000, minIdleMs: 2_000, settleReserveMs: 950 })).not.toThrow();
+    });
+
+    it('accepts what the run bounds by itself: a handler timeout or a block longer than the run, a budget no batch fills', () => {
+      const short = { ...valid, runBudgetMs: 5_000, minIdleMs: 10_000 };
+      expect(() => parseConsumerConfig({ ...short, handlerTimeoutMs: 30_000 })).not.toThrow();
+      expect(() => parseConsumerConfig({ ...short, blockMs: 60_000 })).not.toThrow();
+      expect(() => parseConsumerConfig({ ...valid, batch: 10_000, handlerTimeoutMs: 360, maxRoundBytes: 65_536 })).not.toThrow();
+    });
+
+    it('lists every combination problem at once', () => {
+      const problems = problemsFor({ ...valid, batch: 100, reclaimBatch: 10_000, handlerTimeoutMs: 1_000, runBudgetMs: 1_000, settleReserveMs: 990, minIdleMs: 1_200 });
+      expect(problems.map((p) => p.split(':')[0])).toEqual(['reclaimBatch', 'minIdleMs', 'settleReserveMs']);
+    });
+  });
+
   it('rejects a marker TTL longer than the DLT retention', () => {
     expect(problemsFor({ ...valid, markerTtlSeconds: 100, dltRetentionSeconds: 99 })[0]).toMatch(/^markerTtlSeconds:/);
   });

@@ -12,4 +12,4 @@ export interface ChildConfig {
 
 export const CHAOS_CONSUMER = 'chaos';
 /** A dead process's entries become reclaimable this long after their delivery. */
-export const CHILD_BUDGETS = { batch: 50, handlerTimeoutMs: 1_000, runBudgetMs: 1_200, minIdleMs: 1_500, settleReserveMs: 100 } as const;
+export const CHILD_BUDGETS = { batch: 50, handlerTimeoutMs: 1_000, runBudgetMs: 1_200, minIdleMs: 1_700, settleReserveMs: 100 } as const;
