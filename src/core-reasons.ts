@@ -11,6 +11,9 @@ export const CoreReasons = {
   payloadMissing: 'payload_missing',
   payloadUndecodable: 'payload_undecodable',
   payloadSchemaInvalid: 'payload_schema_invalid',
-  /** The entry repeats a field name (checked before any processor runs, in decide.ts). */
+  /**
+   * The entry repeats a field name (checked before any processor runs, in decide.ts), or a
+   * field name is not UTF-8 (SPEC §3.4; checked first by the built-in processors).
+   */
   entryMalformed: 'entry_malformed',
 } as const;

@@ -17,16 +17,22 @@
  * layout (see parseEntries), and an entry adds no names array of its own.
  */
 export interface FieldLayout {
+  /**
+   * The names as text that stands for their exact bytes (SPEC §3.4): equal text, equal
+   * bytes. A name that is not UTF-8 is held surrogate-escaped (see entry.ts fieldName).
+   */
   readonly names: readonly string[];
   /** Distinct names: fewer than names.length when a name repeats. */
   readonly size: number;
+  /** True when a name is not well-formed UTF-8: the entry is malformed (SPEC §3.4). */
+  readonly nameNotUtf8: boolean;
 }
 
-export const NO_FIELDS: FieldLayout = Object.freeze({ names: Object.freeze([]), size: 0 });
+export const NO_FIELDS: FieldLayout = Object.freeze({ names: Object.freeze([]), size: 0, nameNotUtf8: false });
 
 /** A layout for these names, counting distinct ones (a repeat makes the entry malformed, SPEC §4). */
-export function layoutOf(names: readonly string[]): FieldLayout {
-  return { names, size: distinctCount(names) };
+export function layoutOf(names: readonly string[], nameNotUtf8: boolean): FieldLayout {
+  return { names, size: distinctCount(names), nameNotUtf8 };
 }
 
 function distinctCount(names: readonly string[]): number {

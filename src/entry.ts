@@ -1,7 +1,7 @@
 /** A stream entry as the transport hands it around, and the wire field names (SPEC §3.1). */
 import { ReplyShapeError } from './ground/errors';
 import type { RedisReply } from './redis/port';
-import { decodeText } from './ground/text';
+import { decodeText, exactUtf8Text, surrogateEscapedText } from './ground/text';
 import { asArray, asText, isBytes } from './redis/reply';
 import { EntryFields, layoutOf, NO_FIELDS, type FieldLayout } from './entry-fields';
 
@@ -23,13 +23,29 @@ export interface StreamEntry {
   /** True when taken from another consumer (or an earlier run) through XAUTOCLAIM. */
   readonly reclaimed: boolean;
   /**
-   * True when the entry repeats a field name (names compared as text): which value counts
+   * True when the entry repeats a field name (names compared as bytes): which value counts
    * is ambiguous, so the entry is dead-lettered `entry_malformed` before any processor
    * reads it (SPEC §4). `fields` then holds the last value of each name.
    */
   readonly repeatsFieldName?: boolean;
+  /**
+   * True when a field name is not well-formed UTF-8: the entry is `entry_malformed`
+   * (SPEC §3.4). In `fields` such a name is surrogate-escaped text (surrogateEscapedText),
+   * so it never equals, merges with or shadows another name.
+   */
+  readonly fieldNameNotUtf8?: boolean;
 }
 
+/** True when the entry's field names make it `entry_malformed` (SPEC §3.4, §4). */
+export function hasMalformedFields(entry: StreamEntry): boolean {
+  return entry.repeatsFieldName === true || entry.fieldNameNotUtf8 === true;
+}
+
+/**
+ * A field's value as text for display, tracing and values already checked (an `event_id`
+ * that passed isValidEventIdBytes is printable ASCII, so its text is its bytes). A leading
+ * BOM is kept; malformed bytes read as U+FFFD, so never compare an unchecked value this way.
+ */
 export function fieldText(entry: StreamEntry, name: string): string | undefined {
   const bytes = entry.fields.get(name);
   return bytes === undefined ? undefined : decodeText(bytes);
@@ -54,17 +70,18 @@ function spells(bytes: Uint8Array, expected: Uint8Array): boolean {
 }
 
 /**
- * A field name as text. The wire names are matched byte for byte and answered with their
- * constant, with no decoding: this runs for every field of every entry, and a TextDecoder
- * call per name was about a tenth of the Node work per entry (bench/entry-work.ts). Any
- * other name is decoded as before, so names still compare as text.
+ * A field name as the text whose UTF-8 is exactly its bytes, or undefined when the name is
+ * not UTF-8 (SPEC §3.4: never a lenient decode, which drops a BOM and merges malformed
+ * bytes). The wire names are matched byte for byte and answered with their constant, with
+ * no decoding: this runs for every field of every entry, and a TextDecoder call per name
+ * was about a tenth of the Node work per entry (bench/entry-work.ts).
  */
-function fieldName(bytes: Uint8Array): string {
+function fieldName(bytes: Uint8Array): string | undefined {
   const candidates = WIRE_NAMES[bytes.length];
   if (candidates !== undefined) {
     for (const known of candidates) if (spells(bytes, known.bytes)) return known.text;
   }
-  return decodeText(bytes);
+  return exactUtf8Text(bytes);
 }
 
 /**
@@ -79,11 +96,15 @@ function fieldLayout(pairs: RedisReply | undefined, id: string, previous: FieldL
   const count = pairs.length >> 1;
   const shared = previous.names.length === count ? previous.names : undefined;
   let names: string[] | undefined;
+  let nameNotUtf8 = false;
   for (let i = 0; i < count; i += 1) {
     const name = pairs[2 * i];
     const value = pairs[2 * i + 1];
     if (!isBytes(name) || !isBytes(value)) throw new ReplyShapeError(`field ${i} of ${id}: expected strings`);
-    const text = fieldName(name);
+    const exact = fieldName(name);
+    if (exact === undefined) nameNotUtf8 = true;
+    // Escaped, a name that is not UTF-8 still has text of its own: equal text, equal bytes.
+    const text = exact ?? surrogateEscapedText(name);
     if (names === undefined) {
       if (shared !== undefined && shared[i] === text) continue;
       names = shared === undefined ? [] : shared.slice(0, i);
@@ -91,7 +112,15 @@ function fieldLayout(pairs: RedisReply | undefined, id: string, previous: FieldL
     names.push(text);
   }
   if (names === undefined) return shared !== undefined ? previous : NO_FIELDS;
-  return layoutOf(names);
+  return layoutOf(names, nameNotUtf8);
+}
+
+/** The entry, marked with what makes its field names malformed. */
+function markedMalformed(entry: StreamEntry, layout: FieldLayout): StreamEntry {
+  let marked = entry;
+  if (layout.size < layout.names.length) marked = { ...marked, repeatsFieldName: true };
+  if (layout.nameNotUtf8) marked = { ...marked, fieldNameNotUtf8: true };
+  return marked;
 }
 
 /**
@@ -113,8 +142,8 @@ export function parseEntries(
     const pairs = pair[1];
     layout = fieldLayout(pairs, id, layout);
     const entry: StreamEntry = { id, fields: new EntryFields(layout, pairs as RedisReply[]), deliveries: deliveriesOf(index), reclaimed };
-    // Fewer names than pairs: a name came twice. Counted once per entry, not per field.
-    entries.push(layout.size < layout.names.length ? { ...entry, repeatsFieldName: true } : entry);
+    // Fewer names than pairs (a name came twice), or a name not UTF-8: once per entry, not per field.
+    entries.push(layout.size < layout.names.length || layout.nameNotUtf8 ? markedMalformed(entry, layout) : entry);
   }
   return entries;
 }

@@ -2,7 +2,6 @@
  * Key names (SPEC §3.4). Every key of a stream derives from the stream name, so under
  * Redis Cluster it shares the stream's hash slot and one script can touch them all.
  */
-import { decodeText } from './ground/text';
 import { markerKeyFor } from './marker-key';
 
 /** The length bound of NAME_PATTERN. */
@@ -102,12 +101,12 @@ export function isValidEventId(eventId: string): boolean {
 }
 
 /**
- * isValidEventId for stored event_id bytes. Bytes that are all printable ASCII (every
- * well-formed id) decode to themselves, so they are checked as they are, with no text
- * decoded per entry; any other bytes are decoded and judged as text, exactly as before.
+ * isValidEventId for stored event_id bytes, judged on the bytes themselves (SPEC §3.4
+ * "Exact bytes"): 1..=256 bytes, each printable ASCII. Nothing is decoded — a decoder that
+ * drops a leading BOM made `\uFEFFdup-1` pass as `dup-1`, a duplicate of another event.
  */
 export function isValidEventIdBytes(bytes: Uint8Array): boolean {
-  let printable = bytes.length >= 1 && bytes.length <= MAX_NAME_CHARS;
-  for (let i = 0; printable && i < bytes.length; i += 1) printable = bytes[i]! >= 0x21 && bytes[i]! <= 0x7e;
-  return printable || isValidEventId(decodeText(bytes));
+  if (bytes.length < 1 || bytes.length > MAX_NAME_CHARS) return false;
+  for (let i = 0; i < bytes.length; i += 1) if (bytes[i]! < 0x21 || bytes[i]! > 0x7e) return false;
+  return true;
 }

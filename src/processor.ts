@@ -5,7 +5,7 @@
  */
 import { CoreReasons } from './core-reasons';
 import type { DeliveryContext, EntryProcessor } from './decide';
-import { Fields, fieldText, type StreamEntry } from './entry';
+import { Fields, fieldText, hasMalformedFields, type StreamEntry } from './entry';
 import { isValidEventIdBytes } from './keys';
 import { decodeUtf8Strict } from './ground/text';
 import { traceHandling, traceRefused, tracingActive } from './telemetry/tracing';
@@ -53,7 +53,21 @@ export function jsonPayload<P>(schema: { safeParse(value: unknown): { success: t
   };
 }
 
-/** The identity checks every entry passes before anything else: a usable event_id and a payload. */
+const MALFORMED: Verdict = Object.freeze(Verdicts.deadLetter(CoreReasons.entryMalformed));
+
+/**
+ * Field names no processor may read (SPEC §3.4, §4): a repeated name, or one that is not
+ * UTF-8. The round refuses repeats before any processor runs; the built-in processors check
+ * again, first, so they refuse both kinds whatever calls them.
+ */
+export function checkFieldNames(entry: StreamEntry): Verdict | undefined {
+  return hasMalformedFields(entry) ? MALFORMED : undefined;
+}
+
+/**
+ * The identity checks every entry passes before its payload is read: a usable event_id
+ * (its exact bytes, SPEC §3.4) and a payload.
+ */
 export function checkRequiredFields(entry: StreamEntry): Verdict | undefined {
   const eventId = entry.fields.get(Fields.eventId);
   if (eventId === undefined) return Verdicts.deadLetter(CoreReasons.eventIdMissing);
@@ -104,7 +118,7 @@ export function createProcessor<P>(decode: PayloadDecoder<P>, handler: DeliveryH
   const handle = (entry: StreamEntry, context: DeliveryContext): Verdict | Promise<Verdict> =>
     verdictOfHandler(handler, new DeliveryView(entry, decode(entry.fields.get(Fields.payload)!), context));
   return (entry: StreamEntry, context: DeliveryContext): Verdict | Promise<Verdict> => {
-    const rejected = checkRequiredFields(entry);
+    const rejected = checkFieldNames(entry) ?? checkRequiredFields(entry);
     if (rejected) {
       traceRefused(context.scope, entry, rejected);
       return rejected;

@@ -5,7 +5,7 @@
  */
 import type { DeliveryContext, EntryProcessor } from '../decide';
 import { Fields, type StreamEntry } from '../entry';
-import { checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
+import { checkFieldNames, checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
 import { isPromiseLike, type MaybePromise } from '../ground/maybe-promise';
 import { verdictOfHandler, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
 import { traceHandling, traceRefused, tracingActive } from '../telemetry/tracing';
@@ -52,8 +52,9 @@ export interface Admitted<P> {
 export type Admission<P> = Admitted<P> | Verdict;
 
 /**
- * The checks every signed consumer runs before its own: origin first (an entry nobody can
- * vouch for is an auth rejection, whatever else is wrong with it — a missing field is
+ * The checks every signed consumer runs before its own: the field names (malformed names
+ * leave no value to trust, not even the origin check's), then the origin (an entry nobody
+ * can vouch for is an auth rejection, whatever else is wrong with it — a missing field is
  * covered by the signature as an empty one), then the required fields, then the decoder.
  * Synchronous when the origin check is (native HMAC): nothing is awaited per entry.
  */
@@ -70,6 +71,8 @@ export function createAdmission<P>(stream: string, auth: StreamAuth | StreamAuth
     return { producer: origin.producer, payload: decoded.payload };
   };
   return (entry: StreamEntry): MaybePromise<Admission<P>> => {
+    const malformed = checkFieldNames(entry);
+    if (malformed) return malformed;
     const origin = verify(entry);
     return isPromiseLike(origin) ? Promise.resolve(origin).then((o) => admitAuthentic(entry, o)) : admitAuthentic(entry, origin);
   };

@@ -6,7 +6,7 @@
  */
 import { Fields, type StreamEntry } from '../entry';
 import { isPromiseLike, type MaybePromise } from '../ground/maybe-promise';
-import { decodeText } from '../ground/text';
+import { exactUtf8Text } from '../ground/text';
 import { Verdicts, type Verdict } from '../verdict';
 import { CanonicalEncoder, type SignedFields } from '../auth/canonical';
 import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
@@ -65,20 +65,23 @@ function trustedKey(key: SecretKey, producer: string): TrustedKey {
 }
 
 /**
- * The key an entry's `key_id` names, if this stream trusts it. In `hmac` mode the stored
- * bytes are compared with the one key id's first (key ids are not secret): no text decoded
- * and no object made per entry. Bytes that differ are still decoded and compared as text,
- * so every key_id is judged exactly as its decoded text would be.
+ * The key an entry's `key_id` names, if this stream trusts it: the stored bytes must spell
+ * a configured key id exactly (SPEC §3.4 — a BOM or a malformed byte is not dropped to make
+ * them match). In `hmac` mode they are compared with the one key id's bytes (key ids are not
+ * secret): no text decoded and no object made per entry.
  */
 function trustedKeyLookup(auth: Exclude<StreamAuth, { mode: 'exclusive-stream' }>): (keyId: Uint8Array) => TrustedKey | undefined {
   if (auth.mode === 'hmac-keyring') {
     const keys = new Map([...auth.keys].map(([id, k]) => [id, trustedKey(k.key, k.producer)]));
-    return (keyId) => keys.get(decodeText(keyId));
+    return (keyId) => {
+      const text = exactUtf8Text(keyId);
+      return text === undefined ? undefined : keys.get(text);
+    };
   }
   // A consumer-parsed hmac mode always names its producer (parseStreamAuth checks it).
   const only = trustedKey(auth.key, auth.producer!);
   const keyIdBytes = new TextEncoder().encode(auth.keyId);
-  return (keyId) => (bytesEqual(keyId, keyIdBytes) || decodeText(keyId) === auth.keyId ? only : undefined);
+  return (keyId) => (bytesEqual(keyId, keyIdBytes) ? only : undefined);
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

@@ -38,12 +38,18 @@ export function routeOf(routes: ReadonlyMap<string, PublishRoute>, event: Publis
   return route;
 }
 
+/**
+ * Refuses an event a consumer could not handle, naming the field. The event id rule is the
+ * consumer's (SPEC §3.4): 1..=256 printable ASCII characters are exactly the ids whose UTF-8
+ * bytes a consumer admits, so nothing published is dead-lettered `event_id_invalid` — a BOM
+ * or any other character outside printable ASCII is refused here, never sent.
+ */
 export function checkEvent(event: PublishEvent, transport: Transport): void {
   if (typeof event.eventId !== 'string' || !isValidEventId(event.eventId)) {
-    throw new PublishError('PUBLISH_EVENT_INVALID', 'event_id must be 1..=256 printable ASCII characters without spaces');
+    throw new PublishError('PUBLISH_EVENT_INVALID', 'event_id must be 1..=256 printable ASCII characters without spaces', { field: Fields.eventId });
   }
   if (!(event.payload instanceof Uint8Array) && typeof event.payload !== 'string') {
-    throw new PublishError('PUBLISH_EVENT_INVALID', `payload of ${event.eventId} must be a Uint8Array or a string`);
+    throw new PublishError('PUBLISH_EVENT_INVALID', `payload of ${event.eventId} must be a Uint8Array or a string`, { field: Fields.payload });
   }
   // REST carries values as JSON strings: bytes that are not UTF-8 would arrive altered and
   // their signature would no longer verify. Refuse them here rather than corrupt them.
@@ -51,10 +57,11 @@ export function checkEvent(event: PublishEvent, transport: Transport): void {
     throw new PublishError(
       'PUBLISH_EVENT_INVALID',
       `payload of ${event.eventId} is not valid UTF-8, which the REST transport cannot carry byte-for-byte: publish it over TCP or encode it`,
+      { field: Fields.payload },
     );
   }
   if (event.traceparent !== undefined && !isValidTraceparent(event.traceparent)) {
-    throw new PublishError('PUBLISH_EVENT_INVALID', `traceparent of ${event.eventId} is not a valid W3C traceparent`);
+    throw new PublishError('PUBLISH_EVENT_INVALID', `traceparent of ${event.eventId} is not a valid W3C traceparent`, { field: Fields.traceparent });
   }
 }
 

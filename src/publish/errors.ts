@@ -18,9 +18,12 @@ export type PublishErrorCode =
 export class PublishError extends SagaStreamsError<PublishErrorCode> {
   /** True when retrying the same events can succeed. */
   readonly transient: boolean;
+  /** The event's wire field at fault (`event_id`, `payload`, `traceparent`), when one is. */
+  readonly field: string | undefined;
 
-  constructor(code: PublishErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: PublishErrorCode, message: string, options?: { cause?: unknown; field?: string }) {
     super(code, message, options);
     this.transient = code === 'PUBLISH_APPEND_FAILED';
+    this.field = options?.field;
   }
 }

@@ -4,13 +4,13 @@
  * parse gets no key (it will be dead-lettered by the pipeline anyway).
  */
 import { Fields, type StreamEntry } from '../entry';
-import { decodeText } from '../ground/text';
+import { decodeUtf8Strict } from '../ground/text';
 
 export function instanceOrderingKey(entry: StreamEntry): string | undefined {
   const payload = entry.fields.get(Fields.payload);
   if (payload === undefined) return undefined;
   try {
-    const value: unknown = JSON.parse(decodeText(payload));
+    const value: unknown = JSON.parse(decodeUtf8Strict(payload));
     const instance = (value as { instance_id?: unknown } | null)?.instance_id;
     return typeof instance === 'string' ? instance : undefined;
   } catch {

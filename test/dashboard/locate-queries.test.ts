@@ -74,6 +74,22 @@ describe.each(clientKinds)('find by id and saga trail over $name', (kind) => {
     expect(byRecordId.entries.map((e) => [e.entryId, e.foundBy])).toEqual([[id, 'dead_letter']]);
   });
 
+  it('an event id is matched on its exact bytes: an entry whose id only differs by a BOM is another event (SPEC §3.4)', async () => {
+    const id = await appendOrder(admin, orders, 'evt-7', 'ok');
+    const other = await appendOrder(admin, orders, '\ufeffevt-7', 'ok');
+    await drain(runtime, 'billing');
+    await drain(runtime, 'audit');
+
+    const found = await locateId(runtime.port, runtime.config, 'evt-7');
+    expect(found.entries.map((e) => e.entryId)).toEqual([id]);
+    expect(found.deadLetters).toEqual([]);
+    // The other one was dead-lettered event_id_invalid by each group, each record naming it by its own id.
+    const records = (await admin.xrange(dlt, '-', '+')).map(([, flat]) => Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, flat[i + 1]]] : []))));
+    const invalid = { source_entry_id: other, event_id: '\ufeffevt-7', reason: 'event_id_invalid' };
+    expect(records.map((r) => r.group).sort()).toEqual(['audit', 'billing']);
+    expect(records).toEqual([expect.objectContaining(invalid), expect.objectContaining(invalid)]);
+  });
+
   it('an event id beyond the scan is found through the publisher dedupe record', async () => {
     const [published] = await runtime.publisherFor('shop').publishBatch([{ eventType: 'order.placed', eventId: 'pub-1', payload: 'ok' }]);
     for (let i = 0; i < 3; i++) await appendOrder(admin, orders, `later-${i}`, 'ok');

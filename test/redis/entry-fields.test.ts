@@ -2,7 +2,8 @@
  * Entries read through a real claim — the fresh XREADGROUP and the XAUTOCLAIM inside
  * claim.lua, over each client — carry exactly the fields Redis stores (issue 15: the fields
  * are kept over the reply instead of copied into a Map): binary names and values, empty
- * values, a repeated name (last value wins, and the entry is marked), and entries whose
+ * values, a repeated name (last value wins, and the entry is marked), a name that is not
+ * UTF-8 (kept apart as its exact bytes, and the entry marked, SPEC §3.4), and entries whose
  * names differ from their neighbours' (each entry its own names, none borrowed).
  */
 import type { Redis } from 'ioredis';
@@ -11,12 +12,12 @@ import { claimEntries } from '../../src/claim';
 import { parseConsumerConfig } from '../../src/config';
 import type { StreamEntry } from '../../src/entry';
 import { ensureGroup } from '../../src/groups';
+import { surrogateEscapedText } from '../../src/ground/text';
 import type { RedisPort } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';
 import { fastConfig } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 
-const decoder = new TextDecoder();
 const NAME_FF = Buffer.from([0xff, 0x00, 0xfe]);
 const VALUE_BINARY = Buffer.from([0x00, 0xc3, 0x28, 0xff, 0x00]);
 
@@ -30,12 +31,12 @@ const APPENDED: Array<Array<string | Buffer>> = [
   ['', 'empty name', 'sig', Buffer.from([0x80])],
 ];
 
-/** The Map the fields stand for, from what Redis stores (last value of a repeated name). */
+/** The Map the fields stand for, from what Redis stores (last value of a repeated name; names as their exact bytes). */
 async function storedFields(admin: Redis, stream: string): Promise<Map<string, Map<string, Uint8Array>>> {
   const stored = new Map<string, Map<string, Uint8Array>>();
   for (const [id, flat] of await admin.xrangeBuffer(stream, '-', '+')) {
     const fields = new Map<string, Uint8Array>();
-    for (let i = 0; i + 1 < flat.length; i += 2) fields.set(decoder.decode(flat[i]), Uint8Array.from(flat[i + 1]!));
+    for (let i = 0; i + 1 < flat.length; i += 2) fields.set(surrogateEscapedText(flat[i]!), Uint8Array.from(flat[i + 1]!));
     stored.set(id.toString(), fields);
   }
   return stored;
@@ -51,6 +52,7 @@ function expectFieldsOf(entries: readonly StreamEntry[], stored: Map<string, Map
     expect(entry.fields.get('absent')).toBeUndefined();
   }
   expect(entries.map((e) => e.repeatsFieldName === true)).toEqual(APPENDED.map((_, i) => i === 3));
+  expect(entries.map((e) => e.fieldNameNotUtf8 === true)).toEqual(APPENDED.map((_, i) => i === 2));
 }
 
 describe.each(clientKinds)('entry fields read through a claim over $name', (kind) => {

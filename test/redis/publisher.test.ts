@@ -107,13 +107,18 @@ describe.each(clientKinds)('publisher over $name', (kind) => {
   });
 
   it.each([
-    ['an event_id with a space', { eventId: 'e 1' }],
-    ['an empty event_id', { eventId: '' }],
-    ['a malformed traceparent', { traceparent: 'not-a-traceparent' }],
-    ['a payload of the wrong type', { payload: 42 as unknown as string }],
-  ])('refuses %s with nothing written', async (_, change) => {
+    ['an event_id with a space', { eventId: 'e 1' }, 'event_id'],
+    ['an empty event_id', { eventId: '' }, 'event_id'],
+    // A consumer dead-letters these as event_id_invalid (SPEC §3.4): never publish them.
+    ['an event_id with a BOM', { eventId: '\ufeffe1' }, 'event_id'],
+    ['a non-ASCII event_id', { eventId: 'é1' }, 'event_id'],
+    ['an event_id of 257 characters', { eventId: 'e'.repeat(257) }, 'event_id'],
+    ['a malformed traceparent', { traceparent: 'not-a-traceparent' }, 'traceparent'],
+    ['a payload of the wrong type', { payload: 42 as unknown as string }, 'payload'],
+  ])('refuses %s with nothing written, naming the field', async (_, change, field) => {
     await expect(publisherWith().publish({ eventType: 'order.placed', eventId: 'e1', payload: 'x', ...change })).rejects.toMatchObject({
       code: 'PUBLISH_EVENT_INVALID',
+      field,
     });
     expect(port.roundTrips).toBe(0);
     expect(await admin.keys(`${prefix}*`)).toEqual([]);

@@ -92,15 +92,16 @@ describe('admission with custom HMAC engines', () => {
 });
 
 describe('key ids', () => {
-  it('are judged as their decoded text, whether or not the stored bytes spell the key id exactly', async () => {
-    const withKeyId = async (keyId: Uint8Array) => {
-      const entry = await signedEntry('1-0', '{"a":1}');
-      return { ...entry, fields: new Map([...entry.fields, ['key_id', keyId]]) };
-    };
+  const withField = async (name: string, bytes: Uint8Array) => {
+    const entry = await signedEntry('1-0', '{"a":1}');
+    return { ...entry, fields: new Map([...entry.fields, [name, bytes]]) };
+  };
+
+  it('must spell a trusted key id byte for byte: a BOM or a malformed byte is not dropped to make them match', async () => {
     const keyIds = [
       utf8.encode('k1'),
-      // A leading BOM is dropped by decoding: the text is "k1", as it always was.
       Uint8Array.from([0xef, 0xbb, 0xbf, ...utf8.encode('k1')]),
+      Uint8Array.from([...utf8.encode('k1'), 0xff]),
       utf8.encode('k2'),
       utf8.encode('k1 '),
       utf8.encode('K1'),
@@ -108,8 +109,59 @@ describe('key ids', () => {
     ];
     for (const hmac of [nodeHmac, webCryptoHmac]) {
       const process = processorSeeing([], hmac);
-      const verdicts = await Promise.all(keyIds.map(async (keyId) => process(await withKeyId(keyId), context)));
-      expect(kinds(verdicts)).toEqual(['ack', 'ack', ...Array(4).fill('dead-letter:signature_key_unknown')]);
+      const verdicts = await Promise.all(keyIds.map(async (keyId) => process(await withField('key_id', keyId), context)));
+      expect(kinds(verdicts)).toEqual(['ack', ...Array(6).fill('dead-letter:signature_key_unknown')]);
     }
+  });
+
+  it('in a keyring too', async () => {
+    const process = createSignedProcessor({
+      stream: STREAM,
+      auth: { mode: 'hmac-keyring', keys: { k1: { producer: 'shop', key: KEY } } },
+      decode: rawPayload,
+      handler: () => 'committed',
+    });
+    const bom = Uint8Array.from([0xef, 0xbb, 0xbf, ...utf8.encode('k1')]);
+    const verdicts = await Promise.all([utf8.encode('k1'), bom].map(async (keyId) => process(await withField('key_id', keyId), context)));
+    expect(kinds(verdicts)).toEqual(['ack', 'dead-letter:signature_key_unknown']);
+  });
+
+  it('and a signature with a BOM before its hex is not the signature', async () => {
+    const entry = await signedEntry('1-0', '{"a":1}');
+    const sig = entry.fields.get('sig')!;
+    for (const hmac of [nodeHmac, webCryptoHmac]) {
+      const process = processorSeeing([], hmac);
+      const verdict = await process(await withField('sig', Uint8Array.from([0xef, 0xbb, 0xbf, ...sig])), context);
+      expect(kinds([verdict])).toEqual(['dead-letter:signature_invalid']);
+    }
+  });
+});
+
+describe('field names and event ids (SPEC §3.4 exact bytes)', () => {
+  it('dead-letters an entry with a field name that is not UTF-8 as entry_malformed, before its origin is checked', async () => {
+    const signed = await signedEntry('1-0', '{"a":1}');
+    const handled: string[] = [];
+    const process = processorSeeing(handled, nodeHmac);
+    const malformed = { ...signed, fields: new Map([...signed.fields, ['\udcff', utf8.encode('x')]]), fieldNameNotUtf8: true };
+    const unsigned = { ...malformed, fields: new Map([...malformed.fields].filter(([name]) => name !== 'sig')) };
+    expect(kinds([await process(malformed, context), await process(unsigned, context)])).toEqual(['dead-letter:entry_malformed', 'dead-letter:entry_malformed']);
+    expect(handled).toEqual([]);
+  });
+
+  it('dead-letters a correctly signed event id with a BOM as event_id_invalid', async () => {
+    const eventId = '\ufeffev-1-0';
+    const payload = '{"a":1}';
+    const sig = await signEntry(KEY, { stream: STREAM, eventId, eventType: 'order.placed', payload });
+    const fields = new Map([
+      ['event', utf8.encode('order.placed')],
+      ['event_id', utf8.encode(eventId)],
+      ['payload', utf8.encode(payload)],
+      ['key_id', utf8.encode('k1')],
+      ['sig', utf8.encode(sig)],
+    ]);
+    const handled: string[] = [];
+    const verdict = await processorSeeing(handled, nodeHmac)({ id: '1-0', fields, deliveries: 1, reclaimed: false }, context);
+    expect(kinds([verdict])).toEqual(['dead-letter:event_id_invalid']);
+    expect(handled).toEqual([]);
   });
 });

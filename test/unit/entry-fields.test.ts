@@ -11,16 +11,19 @@ import { describe, expect, it } from 'vitest';
 import { claimResultOf } from '../../src/claim';
 import { Fields, parseEntries } from '../../src/entry';
 import { ReplyShapeError } from '../../src/ground/errors';
+import { exactUtf8Text, surrogateEscapedText } from '../../src/ground/text';
 import type { RedisReply } from '../../src/redis/port';
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 const bytes = (text: string) => encoder.encode(text);
 
-/** What the fields were before EntryFields: a Map filled in stream order. */
+/**
+ * What the fields were before EntryFields: a Map filled in stream order, its names the text
+ * that stands for their exact bytes (SPEC §3.4; test/unit/text.test.ts checks that text).
+ */
 function mapOf(pairs: readonly Uint8Array[]): Map<string, Uint8Array> {
   const map = new Map<string, Uint8Array>();
-  for (let i = 0; i + 1 < pairs.length; i += 2) map.set(decoder.decode(pairs[i]), pairs[i + 1]!);
+  for (let i = 0; i + 1 < pairs.length; i += 2) map.set(surrogateEscapedText(pairs[i]!), pairs[i + 1]!);
   return map;
 }
 
@@ -45,7 +48,10 @@ function expectSameAsMap(fields: ReadonlyMap<string, Uint8Array>, expected: Map<
 describe('EntryFields', () => {
   // Names drawn from a small set (so repeats and shared layouts are common) or any bytes.
   const wire = Object.values(Fields).map(bytes);
-  const name = fc.oneof(fc.constantFrom(...wire, bytes('a'), bytes(''), Uint8Array.from([0xff, 0x00])), fc.uint8Array({ maxLength: 10 }));
+  const name = fc.oneof(
+    fc.constantFrom(...wire, bytes('a'), bytes(''), Uint8Array.from([0xff, 0x00]), Uint8Array.from([0xfe, 0x00]), bytes('\ufffd\0'), bytes('\ufeffpayload')),
+    fc.uint8Array({ maxLength: 10 }),
+  );
   const value = fc.oneof(fc.constant(new Uint8Array(0)), fc.uint8Array({ maxLength: 20 }));
   const layout = fc.array(name, { maxLength: 20 });
   const entryPairs = (names: Uint8Array[]) => fc.tuple(...names.map(() => value)).map((values) => names.flatMap((n, i) => [n, values[i]!]));
@@ -69,6 +75,8 @@ describe('EntryFields', () => {
           const expected = mapOf(pairsList[i]!);
           expectSameAsMap(entry.fields, expected, ['absent', 'payload', '']);
           expect(entry.repeatsFieldName === true).toBe(expected.size < pairsList[i]!.length / 2);
+          const names = pairsList[i]!.filter((_, k) => k % 2 === 0);
+          expect(entry.fieldNameNotUtf8 === true).toBe(names.some((n) => exactUtf8Text(n) === undefined));
         });
       }),
       { numRuns: 400 },
@@ -78,7 +86,8 @@ describe('EntryFields', () => {
   it('keeps the values byte for byte, as views of the reply', () => {
     const value = Uint8Array.from([0x00, 0xff, 0xc3, 0x28, 0x00]);
     const [entry] = parseEntries([[bytes('1-0'), [Uint8Array.from([0xff]), value, bytes('payload'), new Uint8Array(0)]]], () => 1, false);
-    expect(entry!.fields.get('\ufffd')).toBe(value);
+    expect(entry!.fields.get('\udcff')).toBe(value);
+    expect(entry!.fields.get('\ufffd')).toBeUndefined();
     expect(entry!.fields.get('payload')).toEqual(new Uint8Array(0));
   });
 

@@ -1,13 +1,16 @@
 /**
- * Reading entries and payloads exactly (SPEC §4): an entry that repeats a field name is
- * marked rather than silently keeping the last value, without failing its batch; a JSON or
- * text payload that is not UTF-8 is rejected rather than decoded with U+FFFD.
+ * Reading entries and payloads exactly (SPEC §3.4, §4): field names are their exact bytes (a
+ * BOM is not dropped, malformed bytes are not merged into U+FFFD); an entry that repeats a
+ * field name, or has one that is not UTF-8, is marked rather than silently keeping the last
+ * value, without failing its batch; a JSON or text payload that is not UTF-8 is rejected
+ * rather than decoded with U+FFFD.
  */
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeadLetterReasons } from '../../src/auth/reasons';
-import { Fields, parseEntries } from '../../src/entry';
+import { Fields, hasMalformedFields, parseEntries } from '../../src/entry';
+import { surrogateEscapedText } from '../../src/ground/text';
 import { CoreReasons } from '../../src/core-reasons';
 import { jsonPayload, textPayload } from '../../src/processor';
 import type { RedisReply } from '../../src/redis/port';
@@ -29,7 +32,7 @@ describe('parseEntries', () => {
     expect(entries.map((e) => e.repeatsFieldName === true)).toEqual([false, true, true, false]);
   });
 
-  it('names fields exactly as their decoded text, wire names and near misses alike', () => {
+  it('names fields by their exact bytes, wire names and near misses alike', () => {
     const wire = Object.values(Fields).map(bytes);
     // A wire name, or one with a byte changed, dropped or added (a BOM, a non-UTF-8 byte), or anything.
     const nearWire = fc.tuple(fc.constantFrom(...wire), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(3)).map(([name, at, byte, how]) => {
@@ -39,17 +42,73 @@ describe('parseEntries', () => {
       if (how === 2) return Uint8Array.from([...name.slice(0, i), ...name.slice(i + 1)]);
       return Uint8Array.from([0xef, 0xbb, 0xbf, ...name]);
     });
-    const name = fc.oneof(nearWire, fc.uint8Array({ maxLength: 12 }));
-    const decoder = new TextDecoder();
+    const name = fc.oneof(nearWire, fc.uint8Array({ maxLength: 12 }), fc.constantFrom(Uint8Array.of(0xff), Uint8Array.of(0xfe), bytes('\ufffd')));
+    const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+    const isUtf8 = (n: Uint8Array) => {
+      try {
+        strict.decode(n);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const hex = (n: Uint8Array) => Buffer.from(n).toString('hex');
     fc.assert(
       fc.property(fc.array(name, { maxLength: 8 }), (names) => {
         const [entry] = parseEntries([[bytes('1-0'), names.flatMap((n) => [n, bytes('v')])]], () => 1, false);
-        const expected = new Map(names.map((n) => [decoder.decode(n), bytes('v')]));
-        expect([...entry!.fields.keys()]).toEqual([...expected.keys()]);
-        expect(entry!.repeatsFieldName === true).toBe(expected.size < names.length);
+        // Distinct names are distinct byte strings, and the text of each stands for its bytes.
+        const distinct = new Map(names.map((n) => [hex(n), n]));
+        expect([...entry!.fields.keys()]).toEqual([...distinct.values()].map(surrogateEscapedText));
+        expect(entry!.repeatsFieldName === true).toBe(distinct.size < names.length);
+        expect(entry!.fieldNameNotUtf8 === true).toBe(!names.every(isUtf8));
+        for (const n of names) if (isUtf8(n)) expect(entry!.fields.get(strict.decode(n))).toEqual(bytes('v'));
       }),
       { numRuns: 500 },
     );
+  });
+
+  const entryOf = (...fields: Array<string | Uint8Array>) =>
+    parseEntries([[bytes('1-0'), fields.map((f) => (typeof f === 'string' ? bytes(f) : f))]], () => 1, false)[0]!;
+  const BOM = Uint8Array.of(0xef, 0xbb, 0xbf);
+
+  it('does not read a name with a BOM as the name without it', () => {
+    const entry = entryOf('event_id', 'e1', Uint8Array.from([...BOM, ...bytes('payload')]), 'x');
+    expect(entry.fields.get(Fields.payload)).toBeUndefined();
+    expect(entry.fields.get('\ufeffpayload')).toEqual(bytes('x'));
+    expect(hasMalformedFields(entry)).toBe(false);
+  });
+
+  it('keeps a name with a BOM and the name without it apart: no repeat', () => {
+    const entry = entryOf('event_id', 'e1', 'payload', 'real', Uint8Array.from([...BOM, ...bytes('payload')]), 'other');
+    expect(entry.repeatsFieldName).toBeUndefined();
+    expect(entry.fields.size).toBe(3);
+    expect(entry.fields.get(Fields.payload)).toEqual(bytes('real'));
+  });
+
+  it('marks a name that is not UTF-8, and keeps two different ones apart (no false repeat)', () => {
+    const entry = entryOf('event_id', 'e1', 'payload', 'x', Uint8Array.of(0xff), 'a', Uint8Array.of(0xfe), 'b', '\ufffd', 'c');
+    expect(entry.fieldNameNotUtf8).toBe(true);
+    expect(entry.repeatsFieldName).toBeUndefined();
+    expect(hasMalformedFields(entry)).toBe(true);
+    expect(entry.fields.size).toBe(5);
+    expect([...entry.fields.values()].slice(2)).toEqual([bytes('a'), bytes('b'), bytes('c')]);
+    expect(entry.fields.get('\ufffd')).toEqual(bytes('c'));
+  });
+
+  it('still marks the same bytes twice as a repeat, UTF-8 or not', () => {
+    expect(entryOf('event_id', 'e1', Uint8Array.of(0xff), 'a', Uint8Array.of(0xff), 'b')).toMatchObject({ repeatsFieldName: true, fieldNameNotUtf8: true });
+    expect(entryOf('event_id', 'e1', '\ufeffx', 'a', '\ufeffx', 'b').repeatsFieldName).toBe(true);
+  });
+
+  it('marks each entry by its own names when neighbours share a layout or not', () => {
+    const reply: RedisReply = [
+      [bytes('1-0'), [bytes('event_id'), bytes('a'), Uint8Array.of(0xff), bytes('v')]],
+      [bytes('2-0'), [bytes('event_id'), bytes('b'), Uint8Array.of(0xff), bytes('v')]],
+      [bytes('3-0'), [bytes('event_id'), bytes('c'), bytes('x'), bytes('v')]],
+      [bytes('4-0'), [Uint8Array.of(0xfe), bytes('d'), bytes('x'), bytes('v')]],
+      [bytes('5-0'), [bytes('event_id'), bytes('e'), bytes('x'), bytes('v')]],
+    ];
+    expect(parseEntries(reply, () => 1, false).map((e) => e.fieldNameNotUtf8 === true)).toEqual([true, true, false, true, false]);
   });
 
   it('leaves a well-formed entry exactly as before (no extra property)', () => {

@@ -135,4 +135,10 @@ describe('instance ordering key', () => {
     expect(instanceOrderingKey(entryWith('{"instance_id": 7}'))).toBeUndefined();
     expect(instanceOrderingKey(entryWith())).toBeUndefined();
   });
+
+  it('reads the payload as the envelope decoder does: a leading BOM dropped, bytes that are not UTF-8 unkeyed', () => {
+    expect(instanceOrderingKey(entryWith(`\ufeff${JSON.stringify(command)}`))).toBe('order-17');
+    const notUtf8 = { ...entryWith(), fields: new Map([['payload', Uint8Array.from([...new TextEncoder().encode('{"instance_id":"o'), 0xff, 0x22, 0x7d])]]) };
+    expect(instanceOrderingKey(notUtf8)).toBeUndefined();
+  });
 });
