@@ -4,7 +4,8 @@
  * enqueue never goes out; one ordering key's rows go out in id order and a refused row
  * holds back its key (only); a relay that dies between publish and mark re-publishes under
  * the same ids and the consumer's inbox applies each effect once; retention deletes old
- * inbox rows and old sent rows only.
+ * inbox rows and old sent rows only; rows written before the keys table existed keep
+ * publishing after `migrate`.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Redis } from 'ioredis';
@@ -19,10 +20,12 @@ import { createOutbox, type OutboxEvent } from '../../src/postgres/outbox';
 import { relayOutbox } from '../../src/postgres/relay';
 import { pruneTables } from '../../src/postgres/retention';
 import type { SqlDatabase } from '../../src/postgres/sql';
-import type { Tables } from '../../src/postgres/tables';
+import { parseTables, type Tables } from '../../src/postgres/tables';
+import { migrate } from '../../src/postgres/migrate';
+import { MIGRATIONS } from '../../src/postgres/migrations';
 import { fastConfig } from '../support/poller';
 import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
-import { databaseKinds, freshTables } from './support/databases';
+import { databaseKinds, freshTables, uniqueSchema } from './support/databases';
 
 const KEY = 'outbox-relay-test-key-0123456789';
 const text = new TextDecoder();
@@ -48,7 +51,7 @@ describe.each(databaseKinds)('outbox relay on $name', (kind) => {
   });
   beforeEach(async () => {
     stream = `${uniquePrefix()}:out`;
-    await db.query(`TRUNCATE ${tables.outbox}, ${tables.inbox}`);
+    await db.query(`TRUNCATE ${tables.outbox}, ${tables.inbox}, ${tables.outboxKeys}`);
   });
 
   const publisher = (dedupeWindowSeconds = 600) =>
@@ -176,5 +179,25 @@ describe.each(databaseKinds)('outbox relay on $name', (kind) => {
     expect(report).toEqual({ inboxDeleted: 2, outboxDeleted: 1 });
     expect((await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.inbox}`)).map((r) => r.event_id)).toEqual(['new-1']);
     expect((await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.outbox} ORDER BY id`)).map((r) => r.event_id)).toEqual(['s-new', 'unsent-old']);
+  });
+
+  it('an outbox from before the keys table keeps publishing its rows after migrate, in order with new ones', async () => {
+    const older = parseTables({ schema: uniqueSchema() });
+    try {
+      await migrate(db, older, MIGRATIONS.slice(0, 1));
+      // Rows as the enqueue before migration 0002 wrote them: no key row, ids from the INSERT.
+      for (const [eventId, orderingKey] of [['old-1', 'K'], ['old-2', 'K'], ['old-3', null]]) {
+        await db.query(
+          `INSERT INTO ${older.outbox} (producer, event_type, event_id, payload, ordering_key) VALUES ('maker', 'evt.made', $1, $2, $3)`,
+          [eventId, new TextEncoder().encode(eventId!), orderingKey],
+        );
+      }
+      expect(await migrate(db, older)).toMatchObject({ applied: ['0002_outbox_keys'] });
+      await db.transaction(async (tx) => void (await createOutbox(older).enqueue(tx, event('new-1', 'K'))));
+      expect(await relayOutbox(db, older, () => publisher())).toMatchObject({ published: 4, heldBack: 0 });
+      expect(await streamIds()).toEqual(['old-1', 'old-2', 'old-3', 'new-1']);
+    } finally {
+      await db.query(`DROP SCHEMA ${older.schema} CASCADE`);
+    }
   });
 });
