@@ -15,6 +15,7 @@ import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import { createOutbox, type OutboxEvent } from '../../src/postgres/outbox';
 import { relayOutbox } from '../../src/postgres/relay';
+import { pruneTables } from '../../src/postgres/retention';
 import type { SqlDatabase, SqlTx, TransactionOptions } from '../../src/postgres/sql';
 import type { Tables } from '../../src/postgres/tables';
 import { adminClient, uniquePrefix } from '../support/redis';
@@ -232,6 +233,20 @@ describe('pg: one key publishes in enqueue order when its transactions overlap',
     await expect(within(t2.done, 'T2 after T1 committed')).rejects.toMatchObject({ code: 'DB_CONFLICT', sqlState: '40001' });
     expect(await relay()).toMatchObject({ published: 1 });
     expect(await published()).toEqual(['n-1']);
+  });
+
+  it("retention skips the key row an open enqueue holds: it neither waits for it nor deletes it", async () => {
+    await db.transaction(enqueue(step('k-old')));
+    await db.query(`UPDATE ${tables.outbox} SET sent_at = now() - interval '10 days'`);
+    const t1 = await openTransaction(db, enqueue(step('k-new')));
+    try {
+      const report = await within(pruneTables(other, tables, { inboxRetentionSeconds: 86_400, sentRetentionSeconds: 86_400 }), 'retention beside an open enqueue');
+      expect(report).toMatchObject({ outboxDeleted: 1, outboxKeysDeleted: 0 });
+    } finally {
+      await t1.commit();
+    }
+    expect(await db.query(`SELECT ordering_key FROM ${tables.outboxKeys}`)).toEqual([{ ordering_key: KEY }]);
+    expect(await relay()).toMatchObject({ published: 1 });
   });
 
   it('two relays at once: while relay A is publishing row 1 of K, relay B publishes none of K', async () => {
