@@ -56,6 +56,7 @@ const OTHER_COUNTERS = [
   'refused',
   'inboxDeleted',
   'outboxDeleted',
+  'outboxKeysDeleted',
   // malformed wake-up messages and the like
   'count',
 ] as const;

@@ -48,6 +48,17 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX IF NOT EXISTS ${t.objectName('outbox', 'sent_at')} ON ${t.outbox} (sent_at) WHERE sent_at IS NOT NULL`,
     ],
   },
+  {
+    id: '0002_outbox_keys',
+    statements: (t) => [
+      // One row per ordering key, there to be locked: an enqueue of key K locks K's row
+      // before it takes its outbox id, so overlapping enqueuers of K take their ids one
+      // transaction after the other and id order is K's enqueue order (outbox.ts). Rows
+      // already in the outbox need no key row; retention deletes key rows of keys whose
+      // rows are all gone (retention.ts).
+      `CREATE TABLE IF NOT EXISTS ${t.outboxKeys} (ordering_key text PRIMARY KEY)`,
+    ],
+  },
 ];
 
 /** What `db migrate --print` shows: every migration's SQL, in order. */

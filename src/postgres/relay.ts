@@ -4,7 +4,12 @@
  *   1. claim the oldest unsent rows `FOR UPDATE SKIP LOCKED` (a concurrent relay takes
  *      other rows instead of publishing these twice);
  *   2. hold back every row of an ordering key that has an earlier unsent row this pass does
- *      not hold (claimed by another relay, or refused): one key's events go out in id order;
+ *      not hold (claimed by another relay, or refused): one key's events go out in id order.
+ *      Id order is the key's enqueue order, and an earlier row of the key that this pass
+ *      cannot see is impossible: its transaction ended before the later row's could take
+ *      its id (the enqueue's key lock, outbox.ts). Across relays: a row another relay holds
+ *      is unsent until that relay commits, so this check (a fresh snapshot, after the
+ *      claim) sees it unsent or sent, and a later row goes out only after it was published;
  *   3. publish runs of consecutive rows per producer (one round trip each);
  *   4. mark them sent, commit.
  * A crash after 3 and before 4's commit leaves the rows unsent: the next pass publishes them

@@ -1,7 +1,9 @@
 /**
  * Where the inbox, outbox and migrations tables live: a schema and three table names, each
  * a plain lowercase SQL identifier (validated, then always double-quoted), so the names can
- * be configured without any text from config ever reaching SQL unchecked.
+ * be configured without any text from config ever reaching SQL unchecked. The outbox's keys
+ * table (one row per ordering key, locked by each enqueue: outbox.ts) is named after the
+ * outbox: `<outbox>_keys`.
  */
 import * as z from 'zod/mini';
 import { problemsOf } from '../ground/config-problems';
@@ -27,6 +29,8 @@ export interface Tables {
   readonly inbox: string;
   readonly outbox: string;
   readonly migrations: string;
+  /** The outbox's ordering-key locks, `<outbox>_keys`. */
+  readonly outboxKeys: string;
   /** A quoted name for an index or constraint of `table`, e.g. `"saga_outbox_unsent"`. */
   objectName(table: keyof Omit<TableNames, 'schema'>, suffix: string): string;
 }
@@ -36,13 +40,18 @@ export function parseTables(input: TablesInput = {}): Tables {
   if (!parsed.success) throw new ConfigError('postgres tables', problemsOf(parsed.error));
   const names = parsed.data;
   const quoted = (name: string) => `"${names.schema}"."${name}"`;
+  // Index names are per schema; ≤ 63 bytes or Postgres truncates them silently.
+  const derivedName = (table: keyof Omit<TableNames, 'schema'>, suffix: string) => `${names[table]}_${suffix}`.slice(0, 63);
+  const keysName = derivedName('outbox', 'keys');
+  const clash = (['inbox', 'outbox', 'migrations'] as const).find((table) => names[table] === keysName);
+  if (clash) throw new ConfigError('postgres tables', [{ path: 'outbox', message: `its keys table "${keysName}" would be the ${clash} table: choose another outbox name` }]);
   return Object.freeze({
     names,
     schema: `"${names.schema}"`,
     inbox: quoted(names.inbox),
     outbox: quoted(names.outbox),
     migrations: quoted(names.migrations),
-    // Index names are per schema; ≤ 63 bytes or Postgres truncates them silently.
-    objectName: (table: keyof Omit<TableNames, 'schema'>, suffix: string) => `"${`${names[table]}_${suffix}`.slice(0, 63)}"`,
+    outboxKeys: quoted(keysName),
+    objectName: (table: keyof Omit<TableNames, 'schema'>, suffix: string) => `"${derivedName(table, suffix)}"`,
   });
 }

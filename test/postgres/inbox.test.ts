@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInbox } from '../../src/postgres/inbox';
 import { migrate } from '../../src/postgres/migrate';
+import { MIGRATIONS } from '../../src/postgres/migrations';
 import type { SqlDatabase } from '../../src/postgres/sql';
 import { parseTables, type Tables } from '../../src/postgres/tables';
 import { Rejection } from '../../src/verdict';
@@ -17,6 +18,16 @@ describe('table names', () => {
     expect(() => parseTables({ schema: 'app; drop table x', outbox: 'Out"box' })).toThrow(
       expect.objectContaining({ code: 'CONFIG_INVALID', problems: [expect.objectContaining({ path: 'schema' }), expect.objectContaining({ path: 'outbox' })] }),
     );
+  });
+
+  it("names the outbox's keys table after it, and refuses an outbox name whose keys table is another table", () => {
+    expect(parseTables({ schema: 'app', outbox: 'events' }).outboxKeys).toBe('"app"."events_keys"');
+    expect(() => parseTables({ outbox: 'events', inbox: 'events_keys' })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', problems: [expect.objectContaining({ path: 'outbox', message: expect.stringContaining('"events_keys"') })] }),
+    );
+    // Derived names are cut at 63 bytes, like Postgres would: a 63-character outbox would be its own keys table.
+    const longest = 'o'.repeat(63);
+    expect(() => parseTables({ outbox: longest })).toThrow(expect.objectContaining({ problems: [expect.objectContaining({ path: 'outbox' })] }));
   });
 });
 
@@ -41,10 +52,21 @@ describe.each(databaseKinds)('inbox on $name', (kind) => {
     (await db.query(`SELECT 1 FROM ${tables.inbox} WHERE consumer = 'c' AND event_id = $1`, [eventId])).length;
 
   it('migrate is idempotent and records what it applied', async () => {
-    expect(await migrate(db, tables)).toEqual({ applied: [], alreadyApplied: ['0001_inbox_outbox'] });
+    expect(await migrate(db, tables)).toEqual({ applied: [], alreadyApplied: ['0001_inbox_outbox', '0002_outbox_keys'] });
     const fresh = parseTables({ schema: uniqueSchema() });
-    expect(await migrate(db, fresh)).toEqual({ applied: ['0001_inbox_outbox'], alreadyApplied: [] });
+    expect(await migrate(db, fresh)).toEqual({ applied: ['0001_inbox_outbox', '0002_outbox_keys'], alreadyApplied: [] });
     await db.query(`DROP SCHEMA ${fresh.schema} CASCADE`);
+  });
+
+  it('migrate upgrades a database from before the outbox keys table with only what it lacks', async () => {
+    const older = parseTables({ schema: uniqueSchema() });
+    try {
+      expect(await migrate(db, older, MIGRATIONS.slice(0, 1))).toEqual({ applied: ['0001_inbox_outbox'], alreadyApplied: [] });
+      expect(await migrate(db, older)).toEqual({ applied: ['0002_outbox_keys'], alreadyApplied: ['0001_inbox_outbox'] });
+      expect(await db.query(`SELECT ordering_key FROM ${older.outboxKeys}`)).toEqual([]);
+    } finally {
+      await db.query(`DROP SCHEMA ${older.schema} CASCADE`);
+    }
   });
 
   it('commits the work with the inbox row once; the redelivery is a duplicate and does not run it', async () => {

@@ -4,7 +4,8 @@
  * enqueue never goes out; one ordering key's rows go out in id order and a refused row
  * holds back its key (only); a relay that dies between publish and mark re-publishes under
  * the same ids and the consumer's inbox applies each effect once; retention deletes old
- * inbox rows and old sent rows only.
+ * inbox rows, old sent rows and the key rows they emptied only; rows written before the
+ * keys table existed keep publishing after `migrate`.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Redis } from 'ioredis';
@@ -19,10 +20,12 @@ import { createOutbox, type OutboxEvent } from '../../src/postgres/outbox';
 import { relayOutbox } from '../../src/postgres/relay';
 import { pruneTables } from '../../src/postgres/retention';
 import type { SqlDatabase } from '../../src/postgres/sql';
-import type { Tables } from '../../src/postgres/tables';
+import { parseTables, type Tables } from '../../src/postgres/tables';
+import { migrate } from '../../src/postgres/migrate';
+import { MIGRATIONS } from '../../src/postgres/migrations';
 import { fastConfig } from '../support/poller';
 import { adminClient, pendingIds, uniquePrefix } from '../support/redis';
-import { databaseKinds, freshTables } from './support/databases';
+import { databaseKinds, freshTables, uniqueSchema } from './support/databases';
 
 const KEY = 'outbox-relay-test-key-0123456789';
 const text = new TextDecoder();
@@ -48,7 +51,7 @@ describe.each(databaseKinds)('outbox relay on $name', (kind) => {
   });
   beforeEach(async () => {
     stream = `${uniquePrefix()}:out`;
-    await db.query(`TRUNCATE ${tables.outbox}, ${tables.inbox}`);
+    await db.query(`TRUNCATE ${tables.outbox}, ${tables.inbox}, ${tables.outboxKeys}`);
   });
 
   const publisher = (dedupeWindowSeconds = 600) =>
@@ -164,17 +167,43 @@ describe.each(databaseKinds)('outbox relay on $name', (kind) => {
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
   });
 
-  it('retention deletes old inbox rows and old sent rows, never unsent or recent ones', async () => {
+  it('retention deletes old inbox rows and old sent rows, never unsent or recent ones, and the key rows it emptied', async () => {
     const inbox = createInbox(tables);
     for (const eventId of ['old-1', 'old-2', 'new-1']) await inbox.handle(db, { consumer: 'c', eventId }, async () => {});
     await db.query(`UPDATE ${tables.inbox} SET recorded_at = now() - interval '40 days' WHERE event_id LIKE 'old-%'`);
-    await enqueueAll([event('s-old'), event('s-new'), event('unsent-old')]);
-    await db.query(`UPDATE ${tables.outbox} SET sent_at = now() - interval '10 days' WHERE event_id = 's-old'`);
+    await enqueueAll([event('s-old', 'S'), event('s-new'), event('unsent-old'), event('u-old', 'U'), event('u-unsent', 'U')]);
+    await db.query(`UPDATE ${tables.outbox} SET sent_at = now() - interval '10 days' WHERE event_id IN ('s-old', 'u-old')`);
     await db.query(`UPDATE ${tables.outbox} SET sent_at = now() WHERE event_id = 's-new'`);
     await db.query(`UPDATE ${tables.outbox} SET enqueued_at = now() - interval '40 days' WHERE event_id = 'unsent-old'`);
     const report = await pruneTables(db, tables, { inboxRetentionSeconds: 30 * 86_400, sentRetentionSeconds: 7 * 86_400, batch: 1 });
-    expect(report).toEqual({ inboxDeleted: 2, outboxDeleted: 1 });
+    expect(report).toEqual({ inboxDeleted: 2, outboxDeleted: 2, outboxKeysDeleted: 1 });
     expect((await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.inbox}`)).map((r) => r.event_id)).toEqual(['new-1']);
-    expect((await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.outbox} ORDER BY id`)).map((r) => r.event_id)).toEqual(['s-new', 'unsent-old']);
+    expect((await db.query<{ event_id: string }>(`SELECT event_id FROM ${tables.outbox} ORDER BY id`)).map((r) => r.event_id)).toEqual(['s-new', 'unsent-old', 'u-unsent']);
+    // U still has an unsent row: its key row stays (deleting it would be safe, only wasted).
+    expect((await db.query<{ ordering_key: string }>(`SELECT ordering_key FROM ${tables.outboxKeys}`)).map((r) => r.ordering_key)).toEqual(['U']);
+    // A deleted key row comes back with the key's next enqueue, which publishes after the rest.
+    await enqueueAll([event('s-next', 'S')]);
+    expect(await relayOutbox(db, tables, () => publisher())).toMatchObject({ published: 3 });
+    expect(await streamIds()).toEqual(['unsent-old', 'u-unsent', 's-next']);
+  });
+
+  it('an outbox from before the keys table keeps publishing its rows after migrate, in order with new ones', async () => {
+    const older = parseTables({ schema: uniqueSchema() });
+    try {
+      await migrate(db, older, MIGRATIONS.slice(0, 1));
+      // Rows as the enqueue before migration 0002 wrote them: no key row, ids from the INSERT.
+      for (const [eventId, orderingKey] of [['old-1', 'K'], ['old-2', 'K'], ['old-3', null]]) {
+        await db.query(
+          `INSERT INTO ${older.outbox} (producer, event_type, event_id, payload, ordering_key) VALUES ('maker', 'evt.made', $1, $2, $3)`,
+          [eventId, new TextEncoder().encode(eventId!), orderingKey],
+        );
+      }
+      expect(await migrate(db, older)).toMatchObject({ applied: ['0002_outbox_keys'] });
+      await db.transaction(async (tx) => void (await createOutbox(older).enqueue(tx, event('new-1', 'K'))));
+      expect(await relayOutbox(db, older, () => publisher())).toMatchObject({ published: 4, heldBack: 0 });
+      expect(await streamIds()).toEqual(['old-1', 'old-2', 'old-3', 'new-1']);
+    } finally {
+      await db.query(`DROP SCHEMA ${older.schema} CASCADE`);
+    }
   });
 });
