@@ -4,7 +4,7 @@
  * `node --cpu-prof` and for instruction counts under `valgrind --tool=callgrind`.
  *
  * `product`: what a run does with each round's replies — decode the claim reply
- * (claimResultOf), decide the round (signed processor on the native engine, no-op committed
+ * (claimOutcome of a native claim), decide the round (signed processor on the native engine, no-op committed
  * handler, the same as bench/scenarios/processor.ts), build the settle call and the round
  * report. `raw_verify`: what the raw_verify scenario does per entry (field map, textbook
  * canonical message, createHmac + timingSafeEqual, the id kept for XACK). `none`: builds the
@@ -17,10 +17,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { claimResultOf, type ClaimPlan } from '../src/claim';
+import { claimOutcome, type ClaimPlan } from '../src/claim';
 import { parseConsumerConfig } from '../src/config';
 import { addRound, EMPTY_RUN } from '../src/report';
-import { decideRound, roundReport, type RoundDeps } from '../src/round';
+import { decideRound, orderingKeys, roundReport, type RoundDeps } from '../src/round';
+import { RunMemory } from '../src/run-memory';
 import { NOTHING_SETTLED, settleCall } from '../src/settle';
 import type { RedisPort, RedisReply } from '../src/redis/port';
 import { jsonPayload, signedFields } from './fixtures';
@@ -57,13 +58,19 @@ const noPort: RedisPort = {
 };
 
 async function productPass(replies: readonly RedisReply[], deps: RoundDeps): Promise<number> {
-  const plan: ClaimPlan = { fresh: batch, reclaim: 0 };
+  const plan: ClaimPlan = { fresh: batch, reclaim: 0, allowance: 4 << 20, alone: false, read: 'native', gate: 'g' };
   const held = new Set<string>();
   const deadline = Date.now() + 600_000;
+  // A native claim's replies: MULTI, three QUEUED, and EXEC with claim.lua's answer (it let the read through) and the read's.
+  const ok = Buffer.from('OK');
+  const queued = Buffer.from('QUEUED');
+  const script: RedisReply = [Buffer.from(''), [], [], [], Buffer.from(''), Buffer.from('native'), [], 0, 0];
   let total = EMPTY_RUN;
   for (const reply of replies) {
-    const claim = claimResultOf(plan, [reply]);
-    const decided = await decideRound(deps, claim.entries, deadline, held, () => false);
+    const outcome = claimOutcome(plan, [ok, queued, queued, queued, [script, reply, 1]]);
+    if (!('claim' in outcome)) throw outcome.error;
+    const { claim } = outcome;
+    const decided = await decideRound(deps, claim.entries, orderingKeys(deps, claim.entries), deadline, held, () => false);
     const settle = settleCall(deps.config, decided.decisions);
     if (settle === undefined) throw new Error('nothing to settle');
     total = addRound(total, roundReport(decided, NOTHING_SETTLED, claim, 1, 0));
@@ -94,7 +101,7 @@ async function main(): Promise<void> {
   // Imported here so that `none` pays for none of it.
   const { benchProcessor } = await import('./scenarios/processor');
   const config = parseConsumerConfig({ stream: STREAM, group: 'bench', consumer: 'bench-product', batch, handlerTimeoutMs: 5_000, runBudgetMs: 600_000, minIdleMs: 1_200_000 });
-  const deps: RoundDeps = { port: noPort, config, process: benchProcessor(STREAM), now: Date.now };
+  const deps: RoundDeps = { port: noPort, config, process: benchProcessor(STREAM), now: Date.now, memory: new RunMemory() };
   const pass = mode === 'raw_verify' ? () => rawVerifyPass(replies) : () => productPass(replies, deps);
   // ENTRY_WORK_PROFILE=<file>: a CPU profile of the measured passes only, not of building the entries.
   const profileTo = process.env.ENTRY_WORK_PROFILE;

@@ -12,6 +12,8 @@
 
   KEYS[1]  stream
   KEYS[2]  dedupe record key, <stream>:pub:<event_id> (same hash tag as the stream)
+  KEYS[3]  the stream's sizes hash, KEYS[4] its large-entry set: the appended entry's size is
+           recorded as append.lua records it (claim.lua relies on every writer doing so)
   ARGV[1]  window, seconds (positive integer): the record's TTL
   ARGV[2]  how many leading field/value pairs make up the body the digest covers
   ARGV[3..] the entry's field, value pairs, in order
@@ -22,6 +24,8 @@
                2 key reused (record with a different body, nothing appended)
   Records written before digests existed hold only the entry id: treated as duplicates.
 ]]
+-- Entries up to this size are not recorded one by one (see append.lua).
+local SMALL = 1024
 local body_pairs = tonumber(ARGV[2])
 local parts = {}
 for i = 3, math.min(#ARGV, 2 + 2 * body_pairs) do
@@ -44,4 +48,8 @@ end
 
 local entry_id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
 redis.call('SET', KEYS[2], entry_id .. ' ' .. digest, 'EX', ARGV[1])
+local bytes = #entry_id
+for i = 3, #ARGV do bytes = bytes + #ARGV[i] end
+local ordinal = redis.call('HINCRBY', KEYS[3], 'appended', 1)
+if bytes > SMALL then redis.call('ZADD', KEYS[4], ordinal, ordinal .. ' ' .. bytes) end
 return { entry_id, 0 }

@@ -42,7 +42,9 @@
 
   KEYS[1]    source stream (must equal each record's source_stream)
   KEYS[2]    dead-letter stream
-  KEYS[2+i]  the marker key of the i-th record (computed by the caller from the record's group
+  KEYS[3]    the source stream's sizes hash, KEYS[4] its large-entry set: the appended entry's
+             size is recorded as append.lua records it (claim.lua relies on every writer doing so)
+  KEYS[4+i]  the marker key of the i-th record (computed by the caller from the record's group
              and source_entry_id: <prefix><group>:<source_entry_id>)
   ARGV[i]    the i-th DLT record id
 
@@ -51,7 +53,7 @@
     new_entry_id  '' unless redriven
     detail  '' unless unrestorable: one of the reasons above
 ]]
-local stream, dlt = KEYS[1], KEYS[2]
+local stream, dlt, sizes_key, large_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local PREFIX = 'orig_'
 local PACKED_FIELD = 'packed_original'
 -- Older versions recorded an entry over 3,900 fields as this one field and a count.
@@ -77,6 +79,15 @@ end
 local function xadd_all(key, values)
   local first = math.max(1, #values - UNPACK_MAX + 1)
   return xadd_prepending(first - 1, values, key, unpack(values, first, #values))
+end
+
+-- The size record append.lua keeps for every entry (see there).
+local SMALL = 1024
+local function record_size(id, values)
+  local bytes = #id
+  for i = 1, #values do bytes = bytes + #values[i] end
+  local ordinal = redis.call('HINCRBY', sizes_key, 'appended', 1)
+  if bytes > SMALL then redis.call('ZADD', large_key, ordinal, ordinal .. ' ' .. bytes) end
 end
 
 -- The packed flat field/value array, or nil when the value is anything else.
@@ -126,7 +137,7 @@ end
 
 local results = {}
 for i, record_id in ipairs(ARGV) do
-  local marker = KEYS[i + 2]
+  local marker = KEYS[i + 4]
   local found = redis.call('XRANGE', dlt, record_id, record_id)
   local status, new_id, detail = 'missing', '', ''
   if found[1] then
@@ -134,6 +145,7 @@ for i, record_id in ipairs(ARGV) do
     original, status, detail = original_of(found[1][2])
     if original then
       new_id = xadd_all(stream, original)
+      record_size(new_id, original)
       redis.call('DEL', marker)
       redis.call('XDEL', dlt, record_id)
       status, detail = 'redriven', ''

@@ -1,12 +1,15 @@
 --[[
-  release.lua: give back entries a stopping run claimed but never handed to a handler, so
-  that any run can reclaim them at once (SPEC §5.1 (b)).
+  release.lua: put back entries a stopping run claimed but never handed to a handler
+  (SPEC §5.1 (b) and "Held ordering keys").
 
   Without it such entries sit in this consumer's PEL until minIdle passes (5 min by
   default) and carry one more delivery for an attempt that never reached a handler. Here
-  each one is re-claimed by the same consumer with its idle time set to minIdle (so the
-  next XAUTOCLAIM of any run takes it) and its delivery count put back to what it was
-  before this run's claim (RETRYCOUNT; JUSTID alone would still leave the claim's count).
+  each one is re-claimed by the same consumer with the idle time the caller gives and its
+  delivery count put back to what it was before this run's claim (RETRYCOUNT; JUSTID alone
+  would still leave the claim's count). The caller gives minIdle to an entry any run may take
+  at once, and the time since its claim to one held behind a retained entry of its ordering
+  key: that one stays pending as it was, reclaimable only when the entry that holds its key
+  is (another run must not overtake it).
 
   Safety: an entry is touched only while it is still pending under this consumer (a point
   XPENDING filtered by consumer). Nothing is acked, and XCLAIM runs without FORCE, so an id
@@ -17,20 +20,19 @@
   KEYS[1]  source stream
   ARGV[1]  group
   ARGV[2]  consumer (the one that claimed the entries)
-  ARGV[3]  min idle, ms (the idle time given to each released entry)
-  then, per entry, 2 values: entry id, delivery count before this run's claim
+  then, per entry, 3 values: entry id, delivery count before this run's claim, idle time (ms)
 
-  Reply: number of entries released
+  Reply: number of entries put back
 ]]
 local stream = KEYS[1]
-local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
+local group, consumer = ARGV[1], ARGV[2]
 
 local released = 0
-for i = 4, #ARGV, 2 do
-  local id, deliveries = ARGV[i], ARGV[i + 1]
+for i = 3, #ARGV, 3 do
+  local id, deliveries, idle = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local row = redis.call('XPENDING', stream, group, id, id, 1, consumer)
   if row[1] then
-    redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', min_idle, 'RETRYCOUNT', deliveries, 'JUSTID')
+    redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', idle, 'RETRYCOUNT', deliveries, 'JUSTID')
     released = released + 1
   end
 end

@@ -1,17 +1,43 @@
 /**
- * The claim round trip (SPEC §5.1 step 1): claim.lua (cursor + XAUTOCLAIM) and the fresh
- * non-blocking XREADGROUP pipelined beside it, so fresh payloads never pass through Lua.
- * A run may leave out the reclaim (SPEC §5.1 "Reclaim cadence") and may send the claim in
- * the same round trip as the previous round's settle: the operations and the decoding of
- * their replies are therefore separate steps.
+ * The claim (SPEC §5.1 step 1), inside the byte budget: claim.lua reclaims from the shared
+ * cursor and decides how the fresh entries are read (see its header). Its operations and
+ * the decoding of their replies are separate steps, so a run can send a claim in the same
+ * round trip as the settle of the round before (exchange.ts).
+ *
+ * Three ways to read fresh entries:
+ * - `lua`: claim.lua reads them itself and hands back what does not fit. One script: REST
+ *   clients (one billed command per claim) and a run's first claim read this way.
+ * - `native`: claim.lua proves inside MULTI/EXEC that the read beside it fits, then the
+ *   entries come from a plain XREADGROUP, never copied through Lua (TCP, after a first
+ *   claim has loaded the script: a script Redis does not know inside MULTI only fails the
+ *   claim, and the gate it did not open keeps the read from delivering anything).
+ * - `none`: a reclaim only.
  */
 import type { ConsumerConfig } from './config';
 import { parseEntries, type StreamEntry } from './entry';
-import { EntryFields } from './entry-fields';
+import { RedisCommandError } from './ground/errors';
 import { claimScript } from './generated/lua-scripts';
-import { command, type RedisPort, type RedisReply } from './redis/port';
+import { command, type RedisCommand, type RedisReply } from './redis/port';
 import { asArray, asInteger, asText } from './redis/reply';
-import { runOperations, type Operation } from './redis/script';
+import type { Operation, ScriptCall } from './redis/script';
+import { sizeKeys } from './size-keys';
+
+export type FreshRead = 'lua' | 'native' | 'none';
+
+/** What one claim asks for. */
+export interface ClaimPlan {
+  /** Fresh entries to read (0 with `read: 'none'`). */
+  readonly fresh: number;
+  /** XAUTOCLAIM COUNT; 0 leaves the reclaim out. */
+  readonly reclaim: number;
+  /** Bytes (ids, field names, values) this claim may return. */
+  readonly allowance: number;
+  /** The run holds no other entries: one entry larger than the allowance may come alone. */
+  readonly alone: boolean;
+  readonly read: FreshRead;
+  /** Unique per claim (native reads): names the gate key that lets the read beside through. */
+  readonly gate?: string;
+}
 
 export interface ClaimResult {
   /** Reclaimed entries first (they are older), then fresh ones. */
@@ -19,127 +45,143 @@ export interface ClaimResult {
   readonly reclaimed: number;
   /** Pending ids whose entries were deleted before anyone acked them. */
   readonly deletedIds: string[];
-  /** The cursor stored for the next round; `0-0` when a full PEL pass finished; undefined when no reclaim ran. */
+  /** The cursor stored for the next reclaim; `0-0` when a full PEL pass finished; undefined when no reclaim ran. */
   readonly nextCursor: string | undefined;
-  /** Fresh entries asked for; a fresh read that returns fewer came back short. */
+  /** `reset` / `wrong_type` when the stored cursor could not be used (claim.lua's header). */
+  readonly cursorNote: 'reset' | 'wrong_type' | undefined;
+  /** Fresh entries asked for. */
   readonly freshRequested: number;
-  /** Bytes of ids, field names and values across all entries (the reply's payload, roughly; estimated from a sample). */
+  /** True when the byte allowance, not the stream or the PEL, left entries behind. */
+  readonly cut: boolean;
+  /** Bytes the claim counts against the run's budget (measured by Redis, or the proven bound of a native read). */
   readonly bytes: number;
 }
 
-/** What one claim asks for: how many fresh entries, and whether (and how many) to reclaim. */
-export interface ClaimPlan {
-  readonly fresh: number;
-  /** 0 leaves XAUTOCLAIM out of this claim. */
-  readonly reclaim: number;
-  /**
-   * Continuous mode, TCP: the fresh read waits up to this many ms for entries (`XREADGROUP
-   * … BLOCK`). An entry appended meanwhile is delivered to the waiting run in the reply
-   * that wakes it — no second round trip to claim it — and entries other consumers of the
-   * group take never wake it. Only in a claim without XAUTOCLAIM.
-   */
-  readonly blockMs?: number;
+export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
+  entries: [],
+  reclaimed: 0,
+  deletedIds: [],
+  nextCursor: undefined,
+  cursorNote: undefined,
+  freshRequested: 0,
+  cut: false,
+  bytes: 0,
+});
+
+/** A fresh read that came back short of what it asked for, and not for bytes: the group has nothing more unread. */
+export function readShort(claim: ClaimResult): boolean {
+  return !claim.cut && claim.entries.length - claim.reclaimed < claim.freshRequested;
 }
 
-export function fullClaimPlan(config: ConsumerConfig): ClaimPlan {
-  return { fresh: config.batch, reclaim: config.reclaimBatch };
+function gateKey(stream: string, gate: string | undefined): string {
+  // Every KEYS entry must share the stream's slot even when unused: the gate is named after the stream.
+  return `${sizeKeys(stream).gatePrefix}${gate ?? '-'}`;
 }
 
-export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operation[] {
-  const { keys } = config;
-  const ops: Operation[] = [];
-  if (plan.reclaim > 0) {
-    ops.push({
-      script: claimScript,
-      keys: [keys.stream, keys.cursor],
-      args: [config.group, config.consumer, config.minIdleMs, plan.reclaim],
-    });
-  }
-  const block = plan.blockMs === undefined ? [] : ['BLOCK', Math.max(1, Math.ceil(plan.blockMs))];
-  ops.push(command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', plan.fresh, ...block, 'STREAMS', keys.stream, '>'));
-  return ops;
-}
-
-/** Decodes the replies of claimOperations(config, plan), in the same order. */
-export function claimResultOf(plan: ClaimPlan, replies: readonly RedisReply[]): ClaimResult {
-  let reclaimed: StreamEntry[] = [];
-  let deletedIds: string[] = [];
-  let nextCursor: string | undefined;
-  if (plan.reclaim > 0) {
-    const [cursor, claimedList, deletedList, countList] = asArray(replies[0], 'claim reply');
-    const counts = asArray(countList, 'claim delivery counts');
-    reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true);
-    deletedIds = asArray(deletedList ?? [], 'deleted ids').map((id) => asText(id, 'deleted id'));
-    nextCursor = asText(cursor, 'claim cursor');
-  }
-  const freshReply = replies[plan.reclaim > 0 ? 1 : 0];
-  const fresh = freshReply == null ? [] : parseEntries(streamEntriesOf(freshReply), () => 1, false);
-  const entries = reclaimed.length === 0 ? fresh : [...reclaimed, ...fresh];
+function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
+  const { stream, cursor } = config.keys;
+  const sizes = sizeKeys(stream);
   return {
-    entries,
-    bytes: entryBytes(entries),
-    reclaimed: reclaimed.length,
-    deletedIds,
-    nextCursor,
-    freshRequested: plan.fresh,
+    script: claimScript,
+    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate)],
+    args: [config.group, config.consumer, config.minIdleMs, plan.reclaim, Math.floor(plan.allowance), plan.alone ? 1 : 0, plan.fresh, plan.read],
   };
 }
 
+export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operation[] {
+  if (plan.read !== 'native') return [claimCall(config, plan)];
+  const { stream } = config.keys;
+  const gate = gateKey(stream, plan.gate);
+  return [
+    command('MULTI'),
+    claimCall(config, plan),
+    command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', plan.fresh, 'STREAMS', stream, gate, '>', '>'),
+    command('DEL', gate),
+    command('EXEC'),
+  ];
+}
+
+/** What a claim came back with: its result, or the error that refused it and what it took all the same. */
+export type ClaimOutcome =
+  | { readonly claim: ClaimResult }
+  | { readonly error: RedisCommandError | Error; readonly taken: readonly StreamEntry[] };
+
 /**
- * The entries a claim did take when part of it failed (e.g. the reclaim went through and the
- * fresh read answered an error): each reply decoded on its own, failed ones skipped. A failing
- * run releases these, so a half-failed claim strands nothing until minIdle (SPEC §5.1 (b)).
+ * The claim's outcome from the replies of claimOperations(config, plan), in the same order.
+ * claim.lua and the transaction around it are atomic, so a refused script took nothing; only
+ * a native read failing after the script succeeded leaves entries taken (the reclaimed ones).
  */
-export function claimedDespiteErrors(plan: ClaimPlan, replies: readonly unknown[]): StreamEntry[] {
-  const freshSlot = plan.reclaim > 0 ? 1 : 0;
-  // Each slot decoded as if it were the claim's only answer (a null fresh reply reads as none).
-  const slots: Array<[ClaimPlan, unknown[]]> = [[{ ...plan, reclaim: 0 }, [replies[freshSlot]]]];
-  if (freshSlot === 1) slots.unshift([plan, [replies[0], null]]);
-  return slots.flatMap(([slotPlan, slotReplies]) => {
-    if (slotReplies[0] === undefined || slotReplies[0] instanceof Error) return [];
-    try {
-      return claimResultOf(slotPlan, slotReplies as RedisReply[]).entries;
-    } catch {
-      return [];
+export function claimOutcome(plan: ClaimPlan, replies: ReadonlyArray<RedisReply | RedisCommandError>): ClaimOutcome {
+  const refused = (error: RedisCommandError | Error, taken: readonly StreamEntry[] = []): ClaimOutcome => ({ error, taken });
+  try {
+    if (plan.read !== 'native') {
+      const reply = replies[0];
+      return reply instanceof RedisCommandError ? refused(reply) : { claim: claimResultOf(plan, reply, undefined) };
     }
-  });
+    const failed = replies.slice(0, 4).find((reply) => reply instanceof RedisCommandError);
+    if (failed instanceof RedisCommandError) return refused(failed);
+    const exec = replies[4];
+    if (exec instanceof RedisCommandError) return refused(exec);
+    if (exec == null) return refused(new RedisCommandError('EXEC', 'EXECABORT transaction discarded'));
+    const [script, read] = asArray(exec, 'claim transaction') as Array<RedisReply | RedisCommandError>;
+    if (script instanceof RedisCommandError) return refused(script);
+    const claim = claimResultOf(plan, script, read instanceof RedisCommandError ? undefined : read);
+    if (read instanceof RedisCommandError && readThroughGate(script)) return refused(read, claim.entries);
+    return { claim };
+  } catch (error) {
+    // A reply of the wrong shape: what it took cannot be known (it stays pending until minIdle).
+    return refused(error as Error);
+  }
 }
 
-export async function claimEntries(port: RedisPort, config: ConsumerConfig, plan = fullClaimPlan(config)): Promise<ClaimResult> {
-  return claimResultOf(plan, await runOperations(port, claimOperations(config, plan)));
+/** True when claim.lua let the native read beside it through (fresh_via 'native'). */
+function readThroughGate(script: RedisReply | undefined): boolean {
+  return asText(asArray(script, 'claim reply')[5], 'claim fresh read') === 'native';
 }
-
-/** Entries whose sizes are summed to estimate a batch's bytes (the byte budget needs a mean, not an exact sum). */
-const SIZE_SAMPLE = 16;
 
 /**
- * Bytes of the entries, estimated from at most SIZE_SAMPLE of them spread over the batch:
- * summing every field of every entry showed up at ~3 % of the loop's CPU on small entries.
+ * Decodes claim.lua's reply and, for a native read, the XREADGROUP's. A native read the
+ * script did not let through answers NOGROUP (its gate was never opened): expected, and
+ * its entries, if any, are in the script's reply.
  */
-function entryBytes(entries: readonly StreamEntry[]): number {
-  if (entries.length === 0) return 0;
-  const stride = Math.ceil(entries.length / SIZE_SAMPLE);
-  let sampled = 0;
-  let bytes = 0;
-  for (let i = 0; i < entries.length; i += stride) {
-    const entry = entries[i]!;
-    bytes += entry.id.length;
-    bytes += fieldBytes(entry.fields);
-    sampled += 1;
-  }
-  return Math.round((bytes / sampled) * entries.length);
+function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes] = asArray(script, 'claim reply');
+  const counts = asArray(countList, 'claim delivery counts');
+  const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true);
+  const readVia = asText(via, 'claim fresh read');
+  let fresh: StreamEntry[] = [];
+  if (readVia === 'lua') fresh = parseEntries(freshList, () => 1, false);
+  if (readVia === 'native' && read != null) fresh = parseEntries(streamEntriesOf(read), () => 1, false);
+  const noteText = asText(note, 'cursor note');
+  const cursorText = asText(cursor, 'claim cursor');
+  return {
+    entries: reclaimed.length === 0 ? fresh : fresh.length === 0 ? reclaimed : [...reclaimed, ...fresh],
+    reclaimed: reclaimed.length,
+    deletedIds: asArray(deletedList ?? [], 'deleted ids').map((id) => asText(id, 'deleted id')),
+    nextCursor: plan.reclaim > 0 ? cursorText : undefined,
+    cursorNote: noteText === 'reset' || noteText === 'wrong_type' ? noteText : undefined,
+    freshRequested: plan.fresh,
+    cut: asInteger(cut, 'claim cut') === 1,
+    bytes: asInteger(bytes, 'claim bytes'),
+  };
 }
 
-function fieldBytes(fields: ReadonlyMap<string, Uint8Array>): number {
-  // Parsed entries hold EntryFields, which sums without building a Map to iterate.
-  if (fields instanceof EntryFields) return fields.byteSize();
-  let bytes = 0;
-  for (const [name, value] of fields) bytes += name.length + value.byteLength;
-  return bytes;
-}
-
-/** XREADGROUP replies `[[stream, entries]]` for the one stream it was asked about. */
+/** XREADGROUP replies `[[stream, entries], ...]`; only the stream has entries (the gate never does). */
 function streamEntriesOf(reply: RedisReply): RedisReply | undefined {
   const [perStream] = asArray(reply, 'XREADGROUP reply');
   return asArray(perStream, 'XREADGROUP stream')[1];
+}
+
+/**
+ * The wait of a continuous run over TCP (SPEC §5.1 "Blocking reads"): one entry, so that what
+ * wakes the run is within the byte budget whatever its size; the entries after it are
+ * claimed as usual. Sent on the port's blocking connection, never on the shared one.
+ */
+export function waitCommand(config: ConsumerConfig, blockMs: number): RedisCommand {
+  return command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', 1, 'BLOCK', Math.max(1, Math.ceil(blockMs)), 'STREAMS', config.keys.stream, '>');
+}
+
+/** The entry a wait delivered (none when it timed out or was interrupted). */
+export function waitedEntries(reply: RedisReply): StreamEntry[] {
+  return reply == null ? [] : parseEntries(streamEntriesOf(reply), () => 1, false);
 }

@@ -31,7 +31,18 @@ export type EntryProcessor = (entry: StreamEntry, context: DeliveryContext) => V
 
 export interface DecideOptions {
   readonly concurrency: number;
-  readonly orderingKey?: (entry: StreamEntry) => string | undefined;
+  /**
+   * The ordering key of each entry (index for index), computed once by the caller: entries
+   * with the same key run one at a time, in order, and once one stays pending its later
+   * ones of the round are held (`retain`, cause `ordering`) without being handed over.
+   */
+  readonly keys?: ReadonlyArray<OrderingKey>;
+  /**
+   * Keys held by a retained entry (here or in an earlier round of the run): their entries are
+   * `retain` (ordering) without being handed over, and a handed-over entry that is retained
+   * adds its key. Shared with the caller, who keeps it across rounds; a round-local set by default.
+   */
+  readonly held?: Set<string>;
   /** Epoch ms of the run's deadline. */
   readonly deadline: number;
   readonly handlerTimeoutMs: number;
@@ -56,9 +67,15 @@ export interface DecideResult {
   readonly handedOver: Uint8Array;
 }
 
+/** An entry whose ordering key could not be computed (the user function threw): see KEY_FAILED. */
+export const KEY_FAILED: unique symbol = Symbol('ordering key failed');
+/** An entry's ordering key: none, a key, or KEY_FAILED (it might be a held one: never started). */
+export type OrderingKey = string | undefined | typeof KEY_FAILED;
+
 const MALFORMED: Verdict = Object.freeze(Verdicts.deadLetter(CoreReasons.entryMalformed));
 // Retains without an object per entry: verdicts are read, never changed.
-const HELD: Verdict = Object.freeze(Verdicts.retain('ordering'));
+export const HELD: Verdict = Object.freeze(Verdicts.retain('ordering'));
+const UNKEYED: Verdict = Object.freeze(Verdicts.retain('ordering_key'));
 const NOT_STARTED: Verdict = Object.freeze(Verdicts.retain('deadline'));
 
 export async function decideAll(
@@ -69,7 +86,7 @@ export async function decideAll(
   const round = new RoundDecider(entries, process, options);
   try {
     if (options.concurrency === 1) await round.decideInOrder();
-    else await runOrdered(entries, options.concurrency, options.orderingKey, round.mayStart, round.decideAsync);
+    else await runOrdered(entries.length, options.concurrency, options.keys, round.mayStart, round.decideAsync);
   } finally {
     round.timeouts.dispose();
   }
@@ -89,14 +106,13 @@ class RoundDecider {
   readonly #verdicts: Array<Verdict | undefined>;
   readonly #handedOver: Uint8Array;
   readonly #settleBy: number;
-  // Keys whose earlier entry stayed pending this round: their later entries must wait too,
-  // or one saga instance's commands would be handled out of order (and a timed-out handler
-  // could still be running beside its successor).
-  readonly #heldKeys = new Set<string>();
+  // Keys whose earlier entry stayed pending: their later entries must wait too, or one saga
+  // instance's commands would be handled out of order (and a timed-out handler could still
+  // be running beside its successor).
+  readonly #heldKeys: Set<string>;
   #handled = 0;
   #micros = 0;
   #cutByDeadline = false;
-  #checkedAt = 0;
 
   constructor(entries: readonly StreamEntry[], process: EntryProcessor, options: DecideOptions) {
     this.#entries = entries;
@@ -105,33 +121,37 @@ class RoundDecider {
     this.#verdicts = new Array<Verdict | undefined>(entries.length).fill(undefined);
     this.#handedOver = new Uint8Array(entries.length);
     this.#settleBy = options.deadline - options.settleReserveMs;
+    this.#heldKeys = options.held ?? new Set<string>();
     this.timeouts = new RoundTimeouts(options.now);
   }
 
-  readonly mayStart = (): boolean => {
-    this.#checkedAt = this.#options.now();
-    return this.#settleBy - this.#checkedAt > 0;
+  /** The clock reading when a handler may still start (before the settle reserve), else undefined. */
+  readonly mayStart = (): number | undefined => {
+    const now = this.#options.now();
+    return this.#settleBy - now > 0 ? now : undefined;
   };
 
   /** limit 1: strictly in order, awaiting only the entries whose processor returned a promise. */
   async decideInOrder(): Promise<void> {
     const count = this.#entries.length;
-    for (let index = 0; index < count && this.mayStart(); index += 1) {
-      const pending = this.decide(index);
+    for (let index = 0; index < count; index += 1) {
+      const now = this.mayStart();
+      if (now === undefined) break;
+      const pending = this.decide(index, now);
       if (pending !== undefined) await pending;
     }
   }
 
-  readonly decideAsync = async (index: number): Promise<void> => {
-    await this.decide(index);
+  readonly decideAsync = async (index: number, now: number): Promise<void> => {
+    await this.decide(index, now);
   };
 
   /**
    * Decides entry `index`; a promise only while its processor's promise is outstanding.
-   * Called right after mayStart() said yes, whose clock reading it reuses: one clock read
-   * per entry fewer, and clock reads showed up in profiles.
+   * `now` is the reading of the mayStart() call that allowed it: one clock read per entry
+   * fewer, and clock reads showed up in profiles.
    */
-  decide(index: number): Promise<void> | undefined {
+  decide(index: number, now: number): Promise<void> | undefined {
     const entry = this.#entries[index]!;
     if (entry.repeatsFieldName) {
       // Ambiguous fields: no processor may pick a value (not even the origin check's).
@@ -139,16 +159,21 @@ class RoundDecider {
       return undefined;
     }
     const options = this.#options;
-    const key = options.orderingKey?.(entry);
+    const key = options.keys?.[index];
+    if (key === KEY_FAILED) {
+      this.#verdicts[index] = UNKEYED;
+      return undefined;
+    }
     if (key !== undefined && this.#heldKeys.has(key)) {
       this.#verdicts[index] = HELD;
       return undefined;
     }
     if (options.stop?.() === true) {
-      this.#record(index, key, NOT_STARTED);
+      // Never handed over: its key is not held by it (a stopping run may release it).
+      this.#cutByDeadline = true;
+      this.#verdicts[index] = NOT_STARTED;
       return undefined;
     }
-    const now = this.#checkedAt;
     const settleBy = this.#settleBy;
     const retainAs: RetainCause = settleBy - now < options.handlerTimeoutMs ? 'deadline' : 'handler_timeout';
     const attempt = new Attempt(Math.min(now + options.handlerTimeoutMs, settleBy), settleBy, retainAs, options.now, options.scope);
@@ -287,49 +312,54 @@ class Attempt implements DeliveryContext, Expiring {
 }
 
 /** limit 1: strictly in order, with no scheduling bookkeeping per entry. */
-async function runSequentially(count: number, mayStart: () => boolean, work: (index: number) => Promise<void>): Promise<void> {
-  for (let index = 0; index < count && mayStart(); index += 1) await work(index);
+async function runSequentially(count: number, mayStart: () => number | undefined, work: (index: number, now: number) => Promise<void>): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    const now = mayStart();
+    if (now === undefined) return;
+    await work(index, now);
+  }
 }
 
 /**
- * Runs work(i) for each index with at most `limit` in flight. Entries sharing an ordering
- * key run one at a time, in index order; with limit 1 everything runs in order. Stops
- * starting new work as soon as mayStart() says no; each work(i) starts synchronously right
- * after the mayStart() call that allowed it (decideAll reuses that call's clock reading).
+ * Runs work(i) for each index below `count` with at most `limit` in flight. Entries sharing
+ * an ordering key (`keys[i]`) run one at a time, in index order; with limit 1 everything runs
+ * in order. Stops starting new work as soon as mayStart() answers undefined; each work(i)
+ * starts synchronously right after the mayStart() call that allowed it, with its clock reading.
  */
-export function runOrdered<T>(
-  items: readonly T[],
+export function runOrdered(
+  count: number,
   limit: number,
-  keyOf: ((item: T) => string | undefined) | undefined,
-  mayStart: () => boolean,
-  work: (index: number) => Promise<void>,
+  keys: ReadonlyArray<string | symbol | undefined> | undefined,
+  mayStart: () => number | undefined,
+  work: (index: number, now: number) => Promise<void>,
 ): Promise<void> {
-  if (limit === 1) return runSequentially(items.length, mayStart, work);
-  const keys = items.map((item) => keyOf?.(item));
-  const started = new Array<boolean>(items.length).fill(false);
-  const busyKeys = new Set<string>();
+  if (limit === 1) return runSequentially(count, mayStart, work);
+  const started = new Uint8Array(count);
+  const busyKeys = new Set<string | symbol>();
   let firstUnstarted = 0;
   let running = 0;
 
   const pick = (): number => {
-    while (firstUnstarted < items.length && started[firstUnstarted]) firstUnstarted += 1;
-    for (let i = firstUnstarted; i < items.length; i += 1) {
-      const key = keys[i];
-      if (!started[i] && (key === undefined || !busyKeys.has(key))) return i;
+    while (firstUnstarted < count && started[firstUnstarted] === 1) firstUnstarted += 1;
+    for (let i = firstUnstarted; i < count; i += 1) {
+      const key = keys?.[i];
+      if (started[i] === 0 && (key === undefined || !busyKeys.has(key))) return i;
     }
     return -1;
   };
 
   return new Promise<void>((resolve) => {
     const pump = (): void => {
-      while (running < limit && mayStart()) {
+      while (running < limit) {
         const index = pick();
         if (index < 0) break;
-        started[index] = true;
-        const key = keys[index];
+        const now = mayStart();
+        if (now === undefined) break;
+        started[index] = 1;
+        const key = keys?.[index];
         if (key !== undefined) busyKeys.add(key);
         running += 1;
-        void work(index).finally(() => {
+        void work(index, now).finally(() => {
           running -= 1;
           if (key !== undefined) busyKeys.delete(key);
           pump();

@@ -10,7 +10,7 @@ import type { StreamEntry } from './entry';
 import { ConfigError } from './ground/errors';
 import { ensureGroup, type EnsureGroupResult } from './groups';
 import type { RedisPort } from './redis/port';
-import { pollRound, type RoundOutcome } from './round';
+import { processRunMemory, type RunMemory } from './run-memory';
 import { runPoller, type RunOptions } from './run';
 import type { RunReport } from './report';
 
@@ -21,12 +21,13 @@ export interface PollerOptions {
   /** With concurrency > 1, entries with the same key are handled one at a time, in order. */
   readonly orderingKey?: (entry: StreamEntry) => string | undefined;
   readonly now?: () => number;
+  /** What earlier runs observed (handling times); the process-wide memory by default. */
+  readonly memory?: RunMemory;
 }
 
 export interface Poller {
   readonly config: ConsumerConfig;
   ensureGroup(): Promise<EnsureGroupResult>;
-  round(deadline: number): Promise<RoundOutcome>;
   run(options: RunOptions): Promise<RunReport>;
 }
 
@@ -49,11 +50,11 @@ export function createPoller(options: PollerOptions): Poller {
     process: options.process,
     orderingKey: options.orderingKey,
     now: options.now ?? Date.now,
+    memory: options.memory ?? processRunMemory,
   };
   return {
     config,
     ensureGroup: () => ensureGroup(options.port, config.keys.stream, config.group, config.startFrom),
-    round: (deadline) => pollRound(deps, deadline),
     run: (runOptions) => runPoller(deps, runOptions),
   };
 }

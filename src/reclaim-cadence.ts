@@ -14,9 +14,10 @@
  * through the whole PEL and no idle entry is starved; a probe that finds anything makes the
  * next claim a full reclaim, so a backlog of idle entries (a crashed consumer's batches) is
  * taken at the full rate once seen. The first claim and the one after a short read reclaim
- * in full: then the PEL is what there is to do.
+ * in full: then the PEL is what there is to do. With `every` 1 every claim reclaims in full
+ * (no probes): the setting asks for the PEL first, always.
  */
-import type { ClaimPlan, ClaimResult } from './claim';
+import { readShort, type ClaimResult } from './claim';
 
 /** What the next claim reclaims: everything up to reclaimBatch, a probe, or nothing. */
 export type Reclaim = 'full' | 'probe' | undefined;
@@ -35,19 +36,17 @@ export class ReclaimCadence {
 
   constructor(private readonly every: number) {}
 
+  /** What the next claim should reclaim. */
   due(): Reclaim {
-    if (this.#full) return 'full';
+    if (this.#full || this.every === 1) return 'full';
     return this.#skipped + 1 >= this.every ? 'probe' : undefined;
   }
 
-  /**
-   * The answer to a claim planned with due(). A run has at most one claim out at a time and
-   * only this changes the cadence, so due() still says what that claim was asked to do.
-   */
-  claimed(plan: ClaimPlan, claim: ClaimResult): void {
-    const probed = plan.reclaim > 0 && this.due() === 'probe';
+  /** The answer to a claim that was planned to reclaim `planned` (what due() said then). */
+  claimed(planned: Reclaim, claim: ClaimResult): void {
     const found = claim.reclaimed + claim.deletedIds.length > 0;
-    this.#skipped = plan.reclaim > 0 ? 0 : this.#skipped + 1;
-    this.#full = claim.entries.length - claim.reclaimed < claim.freshRequested || (probed && found);
+    this.#skipped = planned === undefined ? this.#skipped + 1 : 0;
+    // A reclaim cut short by the byte budget left idle entries behind: the next one is full too.
+    this.#full = readShort(claim) || (planned === 'probe' && found) || (planned !== undefined && claim.cut && claim.reclaimed > 0);
   }
 }

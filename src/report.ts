@@ -12,6 +12,14 @@ export interface RoundReport {
   readonly reclaimed: number;
   /** Claimed but never handed to a handler when the run stopped: given back for immediate reclaim. */
   readonly released: number;
+  /**
+   * Never handed to a handler because an earlier entry of their ordering key was retained:
+   * put back pending as they were when the run stopped (reclaimable with the entry that
+   * holds their key, delivery count restored).
+   */
+  readonly held: number;
+  /** Claims that found the stored reclaim cursor unusable (`reset`) or the cursor key of another type (`wrong_type`): see claim.lua. */
+  readonly cursorResets: number;
   /** Pending entries deleted before anyone acked them: an alarm, never routine. */
   readonly deletedPending: number;
   /** Dead-letters for failed origin checks (subset of deadLettered). */
@@ -35,6 +43,8 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   handlerContractErrors: 0,
   reclaimed: 0,
   released: 0,
+  held: 0,
+  cursorResets: 0,
   deletedPending: 0,
   authRejected: 0,
   handled: 0,
@@ -53,6 +63,8 @@ export const COUNTERS = [
   'handlerContractErrors',
   'reclaimed',
   'released',
+  'held',
+  'cursorResets',
   'deletedPending',
   'authRejected',
   'handled',

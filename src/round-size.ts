@@ -1,32 +1,20 @@
 /**
- * How much a run's next claim asks for (SPEC §5.1): no more entries than the time left
- * before the settle reserve can cover at the handling speed observed so far in this run
- * ((a): nothing at all once not even one entry and a round trip fit), and no more than the
- * byte budget allows at the entry size observed so far ("Byte budget"), so a stream of
- * large entries never puts a huge reply in flight.
+ * How many entries a run's next claim asks for (SPEC §5.1): no more than the time left
+ * before the settle reserve can cover at the handling speed observed so far ((a): nothing
+ * at all once not even one entry and a round trip fit). The byte budget is not enforced
+ * here: the claim carries the byte allowance and claim.lua keeps the reply within it, on
+ * the sizes Redis measures (see claim.lua and SPEC §5.1 "Byte budget"). The sizes claims
+ * reported only keep the count asked for near what fits, so that a native read is not
+ * refused and a read through Lua copies little it then hands back.
  *
- * A run holds up to two claim replies at once (the batch being handled and the next one,
- * claimed beside it), so every claim after a run's first gets half of maxRoundBytes: the
- * budget bounds what the process holds, not one reply. The first claim has nothing beside
- * it and gets the whole budget. Until an entry was seen, the entry size is what the caller
- * passes in (learned earlier in this process, or probed: see entry-size.ts), else
- * ASSUMED_ENTRY_BYTES; until a round was handled (in this run or, as the caller passes in,
- * the previous one of the process), time does not limit and no claim is sent beside a round
- * (nothing says yet how long one takes).
+ * Until a round was handled (in this run or, as the caller passes in, the previous one of
+ * the process), time does not limit and no claim is sent beside a round: nothing says yet
+ * how long one takes.
  */
-import type { ClaimPlan } from './claim';
+import type { ClaimPlan, FreshRead } from './claim';
 import type { ConsumerConfig } from './config';
 import { probeCount, type Reclaim } from './reclaim-cadence';
 import type { Observed } from './run-memory';
-
-/**
- * Entry size assumed before any entry of the stream was seen or probed: at the default
- * budget (4 MiB / 32 KiB = 128) the default batch of 100 needs no probe.
- */
-export const ASSUMED_ENTRY_BYTES = 32 * 1024;
-
-/** Claim replies a run holds at once: the batch being handled and the one claimed beside it. */
-export const REPLIES_HELD = 2;
 
 /** Weight of the newest observation in the moving averages: recent rounds matter most. */
 const NEWEST_WEIGHT = 0.5;
@@ -35,37 +23,34 @@ function blend(previous: number | undefined, observed: number): number {
   return previous === undefined ? observed : previous + NEWEST_WEIGHT * (observed - previous);
 }
 
+/** Room for a claim's reply: bytes it may carry, and whether it may carry one larger entry alone. */
+export interface ClaimRoom {
+  readonly allowance: number;
+  readonly alone: boolean;
+  /** Most fresh entries it may take (a run holding entries behind ordering keys takes fewer). */
+  readonly freshCap: number;
+  readonly read: FreshRead;
+  readonly gate?: string;
+}
+
 export class RoundSizer {
   /** Wall-clock handling time per entry (concurrency included), ms. */
   #perEntryMs: number | undefined;
   /** One exchange with Redis, ms. */
   #exchangeMs: number | undefined;
-  #entryBytes: number | undefined;
-  /** Claims whose replies were observed. */
-  #claims = 0;
+  /** Bytes a claim counted per entry it returned (claim.lua's measure, or its bound for a native read). */
+  #bytesPerEntry: number | undefined;
 
   constructor(
     private readonly config: ConsumerConfig,
     known: Observed = {},
   ) {
-    this.#entryBytes = known.entryBytes;
     this.#perEntryMs = known.perEntryMs;
   }
 
   /** What this sizer knows now, for the next run of the process. */
   observed(): Observed {
-    return { entryBytes: this.#entryBytes, perEntryMs: this.#perEntryMs };
-  }
-
-  /** True when the assumed entry size, not the batch, would cap the first claim: worth a probe. */
-  assumptionLimits(): boolean {
-    return this.#entryBytes === undefined && this.byteCap() < this.config.batch;
-  }
-
-  /** Entries one claim reply may carry under the byte budget (at least 1). */
-  byteCap(): number {
-    const perReply = this.#claims === 0 ? this.config.maxRoundBytes : this.config.maxRoundBytes / REPLIES_HELD;
-    return Math.max(1, Math.floor(perReply / (this.#entryBytes ?? ASSUMED_ENTRY_BYTES)));
+    return { perEntryMs: this.#perEntryMs };
   }
 
   /** True once a round was handled (here or in a previous run): the time a round takes is known, a claim may go out beside one. */
@@ -74,32 +59,34 @@ export class RoundSizer {
   }
 
   /**
-   * Entries the next claim may take with `timeLeftMs` of handling time left (by bytes and
-   * time); 0 = none. `ahead` entries are handled before this claim's first one starts.
+   * Entries the next claim may take with `timeLeftMs` of handling time left; 0 = none.
+   * `ahead` entries are handled before this claim's first one starts.
    */
   limit(timeLeftMs: number, ahead = 0): number {
     if (timeLeftMs <= 0) return 0;
-    const byBytes = this.byteCap();
-    if (this.#perEntryMs === undefined) return byBytes;
+    if (this.#perEntryMs === undefined) return Number.POSITIVE_INFINITY;
     const perEntry = Math.max(this.#perEntryMs, 0.001);
-    const byTime = Math.floor((timeLeftMs - (this.#exchangeMs ?? 0) - ahead * perEntry) / perEntry);
-    return Math.max(0, Math.min(byBytes, byTime));
+    return Math.max(0, Math.floor((timeLeftMs - (this.#exchangeMs ?? 0) - ahead * perEntry) / perEntry));
   }
 
   /**
    * The next claim's plan, or undefined when the time left cannot cover one more entry. The
    * reclaim and the fresh read share one limit (both land in the same reply): the reclaim may
-   * take at most half, so the fresh read always asks for at least one entry (a COUNT of 0
-   * would mean no limit at all). A claim limited to one entry (entries near half the byte
-   * budget, or one entry of time left) still reclaims when a reclaim is due, one entry beside
-   * the fresh one: otherwise every claim of such a run would leave XAUTOCLAIM out, and the PEL
-   * would never be reclaimed (SPEC §5.1 "Reclaim cadence" outranks one entry of budget).
+   * take at most half, so the fresh read always asks for at least one entry. A claim limited
+   * to one entry still reclaims when a reclaim is due, one entry beside the fresh one:
+   * otherwise every claim of such a run would leave XAUTOCLAIM out, and the PEL would never
+   * be reclaimed (SPEC §5.1 "Reclaim cadence" outranks one entry of budget).
    */
-  plan(timeLeftMs: number, reclaim: Reclaim, ahead = 0): ClaimPlan | undefined {
+  plan(timeLeftMs: number, reclaim: Reclaim, ahead: number, room: ClaimRoom): ClaimPlan | undefined {
     const limit = this.limit(timeLeftMs, ahead);
     if (limit === 0) return undefined;
     const reclaimed = reclaim === undefined ? 0 : Math.max(1, Math.min(this.#reclaimCount(reclaim), Math.floor(limit / 2)));
-    return { fresh: Math.max(1, Math.min(this.config.batch, limit - reclaimed)), reclaim: reclaimed };
+    // Asking for about what fits: a native read beyond it is refused (read through Lua
+    // instead), and a read through Lua copies what it then hands back.
+    const byBytes = this.#bytesPerEntry === undefined ? Number.POSITIVE_INFINITY : Math.floor(room.allowance / this.#bytesPerEntry);
+    const fresh = room.read === 'none' || room.freshCap <= 0 ? 0 : Math.max(1, Math.min(this.config.batch, room.freshCap, limit - reclaimed, byBytes));
+    if (fresh === 0 && reclaimed === 0) return undefined;
+    return { fresh, reclaim: reclaimed, allowance: room.allowance, alone: room.alone, read: fresh === 0 ? 'none' : room.read, gate: room.gate };
   }
 
   #reclaimCount(reclaim: 'full' | 'probe'): number {
@@ -114,13 +101,8 @@ export class RoundSizer {
     this.#exchangeMs = blend(this.#exchangeMs, elapsedMs);
   }
 
-  /** An entry size from outside this run's claims (a probe): used until entries are seen. */
-  assumeEntryBytes(bytes: number): void {
-    this.#entryBytes ??= bytes;
-  }
-
-  observeEntries(count: number, bytes: number): void {
-    this.#claims += 1;
-    if (count > 0) this.#entryBytes = blend(this.#entryBytes, bytes / count);
+  /** What a claim counted against its allowance for the entries it returned. */
+  observeClaim(entries: number, bytes: number): void {
+    if (entries > 0) this.#bytesPerEntry = blend(this.#bytesPerEntry, bytes / entries);
   }
 }

@@ -1,21 +1,17 @@
 /**
- * One round (SPEC §5.1): claim → decide → settle, in exactly two Redis round trips
- * whatever the batch size (one when there was nothing to settle). Any Redis failure
- * rejects the round: whatever was not settled stays in the PEL, never reported as
- * "no messages".
+ * What a run needs to handle its rounds, and one round's step 2 (SPEC §5.1): decide every
+ * entry of a claim, then tell apart what the run must settle, what it may give back, and what
+ * it must keep pending behind an ordering key.
  */
-import { claimEntries, type ClaimResult } from './claim';
+import type { ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
-import { decideAll, type DecideResult, type EntryProcessor } from './decide';
+import { decideAll, KEY_FAILED, type DecideResult, type EntryProcessor, type OrderingKey } from './decide';
 import type { StreamEntry } from './entry';
-import { meterPort } from './redis/metered';
 import type { RedisPort } from './redis/port';
 import type { RoundReport } from './report';
+import type { RunMemory } from './run-memory';
 import type { ConsumerScope } from './telemetry/tracing';
-import { settleDecisions, type Decision, type SettleResult } from './settle';
-import { Verdicts, type Verdict } from './verdict';
-
-const HELD: Verdict = Object.freeze(Verdicts.retain('ordering'));
+import type { Decision, SettleResult } from './settle';
 
 export interface RoundDeps {
   readonly port: RedisPort;
@@ -23,6 +19,8 @@ export interface RoundDeps {
   readonly process: EntryProcessor;
   readonly orderingKey?: (entry: StreamEntry) => string | undefined;
   readonly now: () => number;
+  /** What earlier runs of this process observed (entry sizes, handling times); see run-memory.ts. */
+  readonly memory: RunMemory;
 }
 
 /** The stream and group a consumer's trace spans name. */
@@ -30,55 +28,29 @@ export function consumerScope(config: ConsumerConfig): ConsumerScope {
   return { stream: config.keys.stream, group: config.group };
 }
 
-export interface RoundOutcome {
-  readonly report: RoundReport;
-  readonly claim: ClaimResult;
-}
-
-export async function pollRound(deps: RoundDeps, deadline: number): Promise<RoundOutcome> {
-  const { config, now } = deps;
-  const startedAt = now();
-  const port = meterPort(deps.port);
-  const claim = await claimEntries(port, config);
-  const decided = await decideAll(claim.entries, deps.process, {
-    concurrency: config.concurrency,
-    orderingKey: deps.orderingKey,
-    deadline,
-    handlerTimeoutMs: config.handlerTimeoutMs,
-    settleReserveMs: config.settleReserveMs,
-    now,
-    scope: consumerScope(config),
-  });
-  const settled = await settleDecisions(port, config, decided.decisions);
-  const report = roundReport(decided, settled, claim, port.roundTrips, now() - startedAt);
-  return { report, claim };
-}
-
-export interface DecidedRound extends Omit<DecideResult, 'handedOver'> {
-  /** Entries handed to the processor; every other entry of the round was never started. */
-  readonly started: Pick<ReadonlySet<StreamEntry>, 'has' | 'size'>;
-}
-
 /**
- * The entries of a round handed to the processor, from decideAll's flags: the set is built
- * only if someone asks (a stopping or failing run), not for every round.
+ * The ordering key of each entry, computed once per entry for the whole run: user code, so
+ * it may throw — such an entry gets KEY_FAILED (never started, kept pending as if held).
  */
-class StartedEntries implements Pick<ReadonlySet<StreamEntry>, 'has' | 'size'> {
-  #set: Set<StreamEntry> | undefined;
-
-  constructor(
-    private readonly entries: readonly StreamEntry[],
-    private readonly flags: Uint8Array,
-    readonly size: number,
-  ) {}
-
-  has(entry: StreamEntry): boolean {
-    if (this.#set === undefined) {
-      this.#set = new Set<StreamEntry>();
-      for (let i = 0; i < this.entries.length; i += 1) if (this.flags[i] === 1) this.#set.add(this.entries[i]!);
+export function orderingKeys(deps: RoundDeps, entries: readonly StreamEntry[]): OrderingKey[] | undefined {
+  const keyOf = deps.orderingKey;
+  if (keyOf === undefined) return undefined;
+  return entries.map((entry) => {
+    try {
+      const key = keyOf(entry);
+      return typeof key === 'string' ? key : undefined;
+    } catch {
+      return KEY_FAILED;
     }
-    return this.#set.has(entry);
-  }
+  });
+}
+
+/** A round's entries sorted by what a stopping run does with them. */
+export interface DecidedRound extends DecideResult {
+  /** Never handed to a handler and free to go back to any run at once (released). */
+  readonly unstarted: StreamEntry[];
+  /** Never handed to a handler, behind a retained entry of their key (or of no computable key): kept pending as they are. */
+  readonly held: StreamEntry[];
 }
 
 /**
@@ -90,24 +62,15 @@ class StartedEntries implements Pick<ReadonlySet<StreamEntry>, 'has' | 'size'> {
 export async function decideRound(
   deps: RoundDeps,
   entries: readonly StreamEntry[],
+  keys: readonly OrderingKey[] | undefined,
   deadline: number,
   held: Set<string>,
   stop: () => boolean,
 ): Promise<DecidedRound> {
-  const keyOf = deps.orderingKey;
-  let toDecide = entries;
-  const carried: Decision[] = [];
-  if (keyOf !== undefined && held.size > 0) {
-    toDecide = entries.filter((entry) => {
-      const key = keyOf(entry);
-      if (key === undefined || !held.has(key)) return true;
-      carried.push({ entry, verdict: HELD });
-      return false;
-    });
-  }
-  const decided = await decideAll(toDecide, deps.process, {
+  const decided = await decideAll(entries, deps.process, {
     concurrency: deps.config.concurrency,
-    orderingKey: keyOf,
+    keys,
+    held,
     deadline,
     handlerTimeoutMs: deps.config.handlerTimeoutMs,
     settleReserveMs: deps.config.settleReserveMs,
@@ -115,34 +78,27 @@ export async function decideRound(
     scope: consumerScope(deps.config),
     stop,
   });
-  const decisions = carried.length === 0 ? decided.decisions : [...decided.decisions, ...carried];
-  if (keyOf !== undefined) {
-    // Keys of carried entries are held already; an entry held inside this round follows a
-    // started one of its key, which holds the key itself.
-    for (let i = 0; i < toDecide.length; i += 1) {
-      if (decided.handedOver[i] !== 1 || decided.decisions[i]!.verdict.kind !== 'retain') continue;
-      const key = keyOf(toDecide[i]!);
-      if (key !== undefined) held.add(key);
-    }
-  }
-  const started = new StartedEntries(toDecide, decided.handedOver, decided.handled);
-  return { ...decided, decisions, started };
+  const unstarted: StreamEntry[] = [];
+  const kept: StreamEntry[] = [];
+  decided.decisions.forEach(({ entry, verdict }, i) => {
+    // Only retained entries stay: one decided without a handler (entry_malformed) is settled.
+    if (verdict.kind !== 'retain' || decided.handedOver[i] === 1) return;
+    (isHeld(keys?.[i], held) ? kept : unstarted).push(entry);
+  });
+  return { ...decided, unstarted, held: kept };
 }
 
-/**
- * Entries a stopping run releases: never handed to a handler, and not behind an earlier
- * retained entry of their ordering key (another run must not overtake that one).
- */
-export function releasable(deps: RoundDeps, decided: DecidedRound, held: ReadonlySet<string>): StreamEntry[] {
-  const keyOf = deps.orderingKey;
-  return decided.decisions
-    .filter(({ entry, verdict }) => {
-      // Only retained entries go back: one decided without a handler (entry_malformed) is settled.
-      if (verdict.kind !== 'retain' || decided.started.has(entry)) return false;
-      const key = keyOf?.(entry);
-      return key === undefined || !held.has(key);
-    })
-    .map(({ entry }) => entry);
+/** Entries claimed and never decided (a batch claimed ahead), sorted as decideRound sorts its own. */
+export function sortUnstarted(deps: RoundDeps, entries: readonly StreamEntry[], held: ReadonlySet<string>): Pick<DecidedRound, 'unstarted' | 'held'> {
+  const keys = held.size === 0 ? undefined : orderingKeys(deps, entries);
+  const unstarted: StreamEntry[] = [];
+  const kept: StreamEntry[] = [];
+  entries.forEach((entry, i) => (isHeld(keys?.[i], held) ? kept : unstarted).push(entry));
+  return { unstarted, held: kept };
+}
+
+function isHeld(key: OrderingKey, held: ReadonlySet<string>): boolean {
+  return key === KEY_FAILED || (key !== undefined && held.has(key));
 }
 
 /**
@@ -151,9 +107,9 @@ export function releasable(deps: RoundDeps, decided: DecidedRound, held: Readonl
  * second record. Retained and auth rejections come from the verdicts (Redis sees neither).
  */
 export function roundReport(
-  decided: Omit<DecideResult, 'handedOver'>,
+  decided: Pick<DecideResult, 'decisions' | 'handled' | 'handlerMicrosSum' | 'stoppedForDeadline'>,
   settled: SettleResult,
-  claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds'>,
+  claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds' | 'cursorNote'>,
   roundTrips: number,
   durationMs: number,
   released = 0,
@@ -164,7 +120,7 @@ export function roundReport(
   for (const { verdict } of decided.decisions) {
     if (verdict.kind === 'retain') {
       retained += 1;
-      if (verdict.cause === 'handler_contract') handlerContractErrors += 1;
+      if (verdict.cause === 'handler_contract' || verdict.cause === 'ordering_key') handlerContractErrors += 1;
     } else if (verdict.kind === 'dead-letter' && verdict.auth) authRejected += 1;
   }
   return {
@@ -175,6 +131,8 @@ export function roundReport(
     handlerContractErrors,
     reclaimed: claim.reclaimed,
     released,
+    held: 0,
+    cursorResets: claim.cursorNote === undefined ? 0 : 1,
     deletedPending: claim.deletedIds.length,
     authRejected,
     handled: decided.handled,
@@ -184,3 +142,5 @@ export function roundReport(
     stoppedForDeadline: decided.stoppedForDeadline,
   };
 }
+
+export type { Decision };

@@ -1,92 +1,130 @@
 /**
- * The rounds of one run, overlapped (SPEC §5.1 "Overlapped rounds"). While round N is
- * handled, one exchange beside it carries the settle of round N−1 and the claim of round
- * N+1, so Redis works while Node handles, and a steady round costs one round trip.
+ * The rounds of one run, overlapped (SPEC §5.1 "Overlapped rounds"), around one stop path.
  *
- * The rules that keep this safe:
+ * While round N is handled, one exchange beside it carries the settle of round N−1 and the
+ * claim of round N+1, so Redis works while Node handles, and a steady round costs one round
+ * trip. Every exchange goes through one codec (exchange.ts): what was sent, and what came
+ * back part by part — settled, claimed, taken despite an error.
+ *
+ * The state a stop needs is kept in fields as the run goes, never worked out again: the
+ * round whose settle is not answered yet (`#carried`), the round just decided (`#current`),
+ * the batch claimed ahead (`#ahead`), entries a failed claim took all the same (`#taken`),
+ * and the entries held behind ordering keys (`#heldEntries`). Every ending — drained,
+ * deadline, abort, a Redis failure, user code failing — leaves the loop and goes through
+ * `#finish()`, which in one last round trip (under its own short bound) settles what
+ * committed, releases what never started and puts back what is held, and only then returns
+ * the report or throws with it.
+ *
+ * The rules that keep the overlap safe:
  * (a) a claim asks only for what the time left covers once the round in hand is handled
- *     (RoundSizer, `ahead`), and none goes out beside a round before a round was handled
- *     (in this run, or the previous one of the process on this stream and group: until
- *     then nothing says how long a round takes);
- * (b) when the run stops (deadline, abort signal, drained, a failed exchange) its final
- *     round trip releases every entry it claimed but never handed to a handler: the
- *     unstarted entries of the last round and the whole batch claimed beside it;
+ *     (RoundSizer, `ahead`), and none goes out beside a round before a round was handled;
+ * (b) when the run stops, every entry it claimed but never handed to a handler is released
+ *     (idle minIdle, delivery count restored), unless it is held (c);
  * (c) round N+1 starts only once every verdict of round N is in, and an ordering key with a
- *     retained entry (failed, timed out — maybe still running — or itself held) holds the
- *     key's later entries for the rest of the run (decideRound), so no entry starts before
- *     an earlier one of its key has finished; held entries are never released either;
+ *     retained entry holds the key's later entries for the rest of the run: they are never
+ *     started and never released early (another run would overtake the retained one), but
+ *     put back as they were (their idle since the claim, their delivery count restored). A
+ *     run keeps at most one batch of held entries: while any key is held it claims nothing
+ *     beside a round and each claim takes no more than what keeps the held entries within a
+ *     batch, and once they fill one the run ends (it does not walk a key's backlog into its
+ *     PEL);
  * (d) a crash leaves entries pending exactly as without overlap (reclaimed after minIdle).
  * Nothing is acked that a handler did not commit: a settle only carries decided verdicts.
- *
- * A round's report is emitted once its settle has been answered (in the exchange beside the
- * next round, or in the final one); its round trips are the exchanges since the previous
- * report.
+ * The byte budget is enforced by claim.lua: each claim carries the bytes the run may still
+ * hold (maxRoundBytes less the batch in hand), and the reply never exceeds them.
  */
-import { claimedDespiteErrors, claimOperations, claimResultOf, type ClaimPlan, type ClaimResult } from './claim';
+import { NOTHING_CLAIMED, readShort, waitCommand, waitedEntries, type ClaimPlan, type ClaimResult, type FreshRead } from './claim';
 import type { ConsumerConfig } from './config';
 import type { StreamEntry } from './entry';
-import { probeCommand, probedEntryBytes } from './entry-size';
-import { remember, remembered } from './run-memory';
-import { RedisCommandError } from './ground/errors';
-import { ReclaimCadence } from './reclaim-cadence';
+import { EntryFields } from './entry-fields';
+import { exchange, type ExchangeOutcome, type ExchangeRequest } from './exchange';
+import { CallbackError, RedisCommandError } from './ground/errors';
+import { ensureGroup } from './groups';
+import { ReclaimCadence, type Reclaim } from './reclaim-cadence';
 import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
 import { meterPort, type MeteredPort } from './redis/metered';
-import type { RedisPort, RedisReply } from './redis/port';
-import { asInteger } from './redis/reply';
-import { runOperations, runOperationsSettled, throwIfError, type Operation, type ScriptCall } from './redis/script';
-import { releaseCall } from './release';
+import type { RedisPort } from './redis/port';
+import type { ScriptCall } from './redis/script';
+import { heldEntry, holdCall, releaseCall, type HeldEntry } from './release';
 import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
-import { decideRound, releasable, roundReport, type DecidedRound, type RoundDeps } from './round';
-import { RoundSizer } from './round-size';
+import { decideRound, orderingKeys, roundReport, sortUnstarted, type RoundDeps } from './round';
+import { RoundSizer, type ClaimRoom } from './round-size';
 import type { RunOptions } from './run';
-import { NOTHING_SETTLED, settleCall, settleResultOf, type SettleResult } from './settle';
+import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
 import { sleep } from './wait';
 
 /**
- * A round handled and decided whose settle has not been answered yet. It keeps counts and
- * the settle call (ids), never the entries: a round carried beside the next one would
- * otherwise keep two batches of entries alive, and promote them to the old generation.
+ * The last exchange of a run ends by deadline + this (I6: a run ends by deadline + 1 s, and
+ * the process around it needs a moment to report and exit) — except when the run only gets
+ * there later (a handler blocked the event loop past it): then it still gets
+ * FINAL_EXCHANGE_MIN_MS, since the settle of what committed and the release of what never
+ * started are always attempted (SPEC §5.1).
+ */
+export const FINAL_EXCHANGE_LIMIT_MS = 700;
+export const FINAL_EXCHANGE_MIN_MS = 400;
+
+/** A claimed batch and when it was taken (held entries keep their idle time since then). */
+interface Batch {
+  readonly claim: ClaimResult;
+  readonly claimedAt: number;
+  /** Delivered by a wait (one entry): it says nothing of what else is there, so nothing is claimed beside it. */
+  readonly woken?: boolean;
+}
+
+/**
+ * A round handled and decided whose report is not out yet. It keeps counts and the settle
+ * call (ids), never the entries' payloads: a round carried beside the next one would
+ * otherwise keep two batches of entries alive.
  */
 interface Unsettled {
   /** The round's report as far as its claim and verdicts tell; settle counts, round trips and duration come at emit. */
   readonly tally: RoundReport;
   readonly settle: ScriptCall | undefined;
   readonly startedAt: number;
+  /** Never handed to a handler and free to be released (only when the round was cut by a stop). */
+  readonly unstarted: readonly StreamEntry[];
 }
 
-/** Where the loop goes next: the claim to handle (none: the run is over) and the round whose settle is still to send. */
-interface Step {
-  readonly claim: ClaimResult | undefined;
-  readonly carried: Unsettled | undefined;
+/** A claim to send and what the cadence planned it to reclaim (told back to the cadence with its answer). */
+interface PlannedClaim {
+  readonly plan: ClaimPlan;
+  readonly reclaim: Reclaim;
 }
-
-const DONE: Step = { claim: undefined, carried: undefined };
-
-/** The exchange sent beside a round's handling. It never rejects: nothing may go unhandled while handlers run. */
-type Beside = { readonly replies: Array<RedisReply | RedisCommandError> } | { readonly error: unknown };
-
-const NOTHING_DECIDED: DecidedRound = Object.freeze({
-  decisions: [],
-  handled: 0,
-  handlerMicrosSum: 0,
-  stoppedForDeadline: false,
-  started: new Set<StreamEntry>(),
-});
 
 export class RunLoop {
   readonly #deps: RoundDeps;
   readonly #options: RunOptions;
   readonly #config: ConsumerConfig;
-  readonly #port: MeteredPort;
+  readonly #metered: MeteredPort;
+  /** Every exchange but the last ends by deadline + overrun, whatever Redis does (issue 12 item 8). */
+  readonly #port: RedisPort;
   readonly #sizer: RoundSizer;
   readonly #cadence: ReclaimCadence;
-  /** Ordering keys with a retained entry in this run (see decideRound). */
-  readonly #held = new Set<string>();
   readonly #deadline: number;
   readonly #settleBy: number;
   readonly #startedAt: number;
+  /** Names this run's one-claim gate keys (claim.ts): unique across the runs of every process. */
+  readonly #gatePrefix = randomToken();
+  #gates = 0;
+
+  // ---- what the stop path needs (see the header)
+  #carried: Unsettled | undefined;
+  #current: Unsettled | undefined;
+  #ahead: Batch | undefined;
+  readonly #taken: StreamEntry[] = [];
+  /** Ordering keys with a retained entry in this run, and the entries they hold. */
+  readonly #heldKeys = new Set<string>();
+  readonly #heldEntries = new Map<string, HeldEntry>();
+  /** The first failure: a refused exchange, or user code that threw. The run stops at it. */
+  #failure: unknown;
+  #failed = false;
+
+  #decidedRounds = 0;
+  #groupEnsured = false;
+  /** True once a claim went through here: its script is in Redis's cache, so a claim may run inside MULTI. */
+  #scriptLoaded = false;
   #total = EMPTY_RUN;
-  /** port.roundTrips when the last round was reported. */
+  /** #metered.roundTrips when the last round was reported. */
   #reportedRoundTrips = 0;
 
   constructor(deps: RoundDeps, options: RunOptions, startedAt: number, deadline: number) {
@@ -96,339 +134,369 @@ export class RunLoop {
     this.#startedAt = startedAt;
     this.#deadline = deadline;
     this.#settleBy = deadline - deps.config.settleReserveMs;
-    // Every exchange ends by deadline + overrun, whatever Redis does (issue 12 item 8).
-    this.#port = meterPort(boundByDeadline(deps.port, deadline + DEADLINE_OVERRUN_MS, deps.now));
-    this.#sizer = new RoundSizer(deps.config, remembered(deps.config.keys.stream, deps.config.group));
+    this.#metered = meterPort(deps.port);
+    this.#port = boundByDeadline(this.#metered, deadline + DEADLINE_OVERRUN_MS, deps.now);
+    this.#sizer = new RoundSizer(deps.config, deps.memory.recall(deps.config.keys.stream, deps.config.group));
     this.#cadence = new ReclaimCadence(deps.config.reclaimEveryRounds);
   }
 
   async run(): Promise<RunReport> {
-    let step: Step = { claim: await this.#firstClaim(), carried: undefined };
-    while (step.claim !== undefined) {
-      const { claim, carried } = step;
-      const idle = this.#options.mode === 'continuous' && claim.entries.length === 0;
-      step = idle ? await this.#idle(claim, carried) : await this.#round(claim, carried);
+    try {
+      let batch = await this.#firstBatch();
+      while (batch !== undefined) batch = await this.#round(batch);
+    } catch (error) {
+      // Only a defect of this loop gets here (every expected failure is recorded where it happens).
+      this.#fail(error);
     }
-    remember(this.#config.keys.stream, this.#config.group, this.#sizer.observed());
+    return this.#finish();
+  }
+
+  readonly #aborted = (): boolean => this.#options.signal?.aborted === true;
+  /** No handler starts and nothing more is claimed once this holds. */
+  readonly #stopping = (): boolean => this.#failed || this.#aborted() || this.#deps.now() >= this.#settleBy;
+
+  #fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#failure = error;
+  }
+
+  // ---- rounds
+
+  /** Handles one batch while the exchange beside it settles the previous round and claims the next; the next batch, or undefined to stop. */
+  async #round(batch: Batch): Promise<Batch | undefined> {
+    const startedAt = this.#deps.now();
+    const { claim } = batch;
+    const carried = this.#takeCarried();
+    const ahead = batch.woken === true ? undefined : this.#aheadPlan(claim);
+    const request: ExchangeRequest = { settles: carried === undefined ? [] : [carried.settle!], claim: ahead?.plan };
+    const beside = carried !== undefined || ahead !== undefined ? this.#send(request) : undefined;
+    // ioredis writes a pipeline to its socket at once; fetch (REST) needs the event loop to
+    // get the request out, and handlers that never yield to it would hold it back until the
+    // round is over — no overlap at all.
+    if (beside !== undefined && this.#metered.transport !== 'tcp') await yieldToEventLoop();
+
+    const keys = orderingKeys(this.#deps, claim.entries);
+    const decided = await decideRound(this.#deps, claim.entries, keys, this.#deadline, this.#heldKeys, this.#stopping);
+    this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
+    for (const entry of decided.held) this.#heldEntries.set(entry.id, heldEntry(entry, batch.claimedAt));
+    this.#decidedRounds += 1;
+    const current: Unsettled = {
+      tally: roundReport(decided, NOTHING_SETTLED, claim, 0, 0),
+      settle: settleCall(this.#config, decided.decisions),
+      startedAt,
+      unstarted: decided.unstarted,
+    };
+    this.#current = current;
+
+    if (beside !== undefined) {
+      const outcome = await beside;
+      this.#landSettles(carried === undefined ? [] : [carried], outcome);
+      this.#ahead = this.#landClaim(ahead, outcome);
+    }
+    if (this.#mustStop(claim)) return undefined;
+
+    // The run goes on: the round just decided is carried into the next exchange.
+    this.#current = undefined;
+    this.#carried = current;
+    const next = this.#ahead;
+    this.#ahead = undefined;
+    if (next !== undefined) return next;
+    if (this.#options.mode === 'continuous' && readShort(claim)) return this.#idle();
+    return this.#claimAfter();
+  }
+
+  /** The carried round, if its settle is still to send; one with nothing to settle is reported at once. */
+  #takeCarried(): Unsettled | undefined {
+    const carried = this.#carried;
+    if (carried === undefined || carried.settle !== undefined) return carried;
+    this.#carried = undefined;
+    this.#emit(carried, NOTHING_SETTLED);
+    return undefined;
+  }
+
+  /** Settle the carried round and claim the next batch in one round trip. */
+  async #claimAfter(): Promise<Batch | undefined> {
+    const carried = this.#takeCarried();
+    const next = this.#planClaim(0, this.#wholeRoom(this.#freshRead()));
+    if (next === undefined) return undefined;
+    const outcome = await this.#send({ settles: carried === undefined ? [] : [carried.settle!], claim: next.plan });
+    this.#landSettles(carried === undefined ? [] : [carried], outcome);
+    return this.#landClaim(next, outcome);
+  }
+
+  /**
+   * The run's first claim: through claim.lua alone (it loads the script for the claims
+   * inside MULTI that follow, and an idle run costs exactly one command). A stream or group
+   * that does not exist yet is created on NOGROUP, under the run's deadline, and claimed again.
+   */
+  async #firstBatch(): Promise<Batch | undefined> {
+    const first = this.#planClaim(0, this.#wholeRoom('lua'));
+    if (first === undefined) return undefined;
+    let outcome = await this.#send({ claim: first.plan });
+    if (isNoGroup(outcome.error) && !this.#groupEnsured) {
+      this.#groupEnsured = true;
+      try {
+        await ensureGroup(this.#port, this.#config.keys.stream, this.#config.group, this.#config.startFrom);
+      } catch (error) {
+        this.#fail(error);
+        return undefined;
+      }
+      outcome = await this.#send({ claim: first.plan });
+    }
+    return this.#landClaim(first, outcome);
+  }
+
+  /**
+   * Nothing more came (continuous mode): wait for an entry — on the port's blocking connection
+   * over TCP (one entry, which wakes the run at once), with a timer elsewhere — after the
+   * carried round is settled. An abort ends the wait at once.
+   */
+  async #idle(): Promise<Batch | undefined> {
+    const carried = this.#takeCarried();
+    if (carried !== undefined) {
+      const outcome = await this.#send({ settles: [carried.settle!] });
+      this.#landSettles([carried], outcome);
+    }
+    const waitMs = Math.min(this.#config.blockMs, this.#settleBy - this.#deps.now());
+    if (this.#stopping() || waitMs <= 0) return undefined;
+    const reader = this.#waitsInRead() ? this.#port.blockingReader?.() : undefined;
+    if (reader !== undefined) {
+      let reply;
+      try {
+        reply = await reader.read(waitCommand(this.#config, waitMs), this.#options.signal);
+      } catch (error) {
+        this.#fail(error);
+        return undefined;
+      }
+      if (reply instanceof RedisCommandError) {
+        this.#fail(reply);
+        return undefined;
+      }
+      const entries = waitedEntries(reply);
+      if (entries.length > 0) return { claim: { ...NOTHING_CLAIMED, entries, freshRequested: 1, bytes: entryBytes(entries) }, claimedAt: this.#deps.now(), woken: true };
+    } else {
+      await sleep(waitMs, this.#options.signal);
+    }
+    return this.#claimAfter();
+  }
+
+  /** Continuous mode waits on a blocking read over TCP (config `wait`, default `block`). */
+  #waitsInRead(): boolean {
+    const strategy = this.#config.wait ?? (this.#metered.transport === 'tcp' ? 'block' : 'sleep');
+    return strategy === 'block' && this.#metered.transport === 'tcp';
+  }
+
+  /** True when the run ends after the round just handled. */
+  #mustStop(claim: ClaimResult): boolean {
+    if (this.#stopping() || this.#drained(claim)) return true;
+    if (this.#options.maxRounds !== undefined && this.#decidedRounds >= this.#options.maxRounds) return true;
+    // SPEC §5.1 "Held ordering keys": a batch of held entries, and the run ends its drain.
+    return this.#heldEntries.size >= this.#config.batch;
+  }
+
+  #drained(claim: ClaimResult): boolean {
+    const fresh = claim.entries.length - claim.reclaimed;
+    return this.#options.mode === 'drain' && fresh === 0 && !claim.cut && claim.nextCursor === '0-0';
+  }
+
+  // ---- claims
+
+  /**
+   * The claim to send beside handling `claim`, if one may go (rule (a)): not before a round
+   * was handled, not while a key is held (rule (c)), not after a short read in continuous
+   * mode (the run waits instead), and within the bytes the batch in hand leaves of the budget.
+   */
+  #aheadPlan(claim: ClaimResult): PlannedClaim | undefined {
+    if (!this.#sizer.mayClaimAhead() || this.#drained(claim) || this.#heldKeys.size > 0) return undefined;
+    if (this.#options.mode === 'continuous' && readShort(claim)) return undefined;
+    if (this.#options.maxRounds !== undefined && this.#decidedRounds + 1 >= this.#options.maxRounds) return undefined;
+    const allowance = this.#config.maxRoundBytes - claim.bytes;
+    if (allowance <= 0) return undefined;
+    return this.#planClaim(claim.entries.length, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: false });
+  }
+
+  /** Room for a claim when the run holds no other batch: the whole budget, and one larger entry alone. */
+  #wholeRoom(read: FreshRead): ClaimRoom {
+    return { allowance: this.#config.maxRoundBytes, alone: true, freshCap: this.#config.batch - this.#heldEntries.size, read };
+  }
+
+  /** How fresh entries are read: through claim.lua over REST and until the script is loaded, natively (proven inside MULTI) over TCP. */
+  #freshRead(): FreshRead {
+    return this.#metered.transport === 'tcp' && this.#scriptLoaded ? 'native' : 'lua';
+  }
+
+  /** The next claim, sized by time after `ahead` entries still to handle; undefined once the run stops. */
+  #planClaim(ahead: number, room: ClaimRoom): PlannedClaim | undefined {
+    if (this.#stopping()) return undefined;
+    const reclaim = this.#cadence.due();
+    const gate = room.read === 'native' ? `${this.#gatePrefix}${(this.#gates += 1).toString(36)}` : undefined;
+    const plan = this.#sizer.plan(this.#settleBy - this.#deps.now(), reclaim, ahead, { ...room, gate });
+    return plan === undefined ? undefined : { plan, reclaim: plan.reclaim > 0 ? reclaim : undefined };
+  }
+
+  /**
+   * What a claim came back with: the batch, or nothing (and the run stops on the failure).
+   * Entries a failed claim took all the same are kept for the final release. A native claim
+   * refused with NOSCRIPT (Redis lost its script cache) took nothing: the next claim goes
+   * through claim.lua alone again, which loads it.
+   */
+  #landClaim(planned: PlannedClaim | undefined, outcome: ExchangeOutcome): Batch | undefined {
+    if (planned === undefined) return undefined;
+    const { claim } = outcome;
+    if (claim !== undefined) {
+      this.#scriptLoaded = true;
+      this.#cadence.claimed(planned.reclaim, claim);
+      this.#sizer.observeClaim(claim.entries.length, claim.bytes);
+      return { claim, claimedAt: this.#deps.now() };
+    }
+    this.#taken.push(...outcome.taken);
+    if (planned.plan.read === 'native' && isNoScript(outcome.claimError)) this.#scriptLoaded = false;
+    else this.#fail(outcome.claimError);
+    return undefined;
+  }
+
+  /**
+   * Reports each round whose settle was answered. One that was not stays carried for the
+   * final settle (a replayed settle is idempotent), and the run stops on the failure.
+   */
+  #landSettles(rounds: readonly Unsettled[], outcome: ExchangeOutcome): void {
+    rounds.forEach((round, i) => {
+      const settled = outcome.settled[i];
+      if (settled === undefined) {
+        this.#carried = round;
+        this.#fail(outcome.error);
+        return;
+      }
+      if (this.#carried === round) this.#carried = undefined;
+      this.#emit(round, settled);
+    });
+  }
+
+  async #send(request: ExchangeRequest): Promise<ExchangeOutcome> {
+    const sentAt = this.#deps.now();
+    const outcome = await exchange(this.#port, this.#config, request);
+    this.#sizer.observeExchange(this.#deps.now() - sentAt);
+    return outcome;
+  }
+
+  // ---- the one stop path
+
+  /**
+   * The run stops, whatever the reason: in one round trip under its own bound, settle what
+   * was decided and not confirmed, release what no handler saw, put back what is held; then
+   * the report, or the first failure with the report attached.
+   */
+  async #finish(): Promise<RunReport> {
+    const now = this.#deps.now();
+    const rounds = [this.#carried, this.#current].filter((round): round is Unsettled => round !== undefined);
+    const ahead = this.#ahead === undefined ? { unstarted: [], held: [] } : sortUnstarted(this.#deps, this.#ahead.claim.entries, this.#heldKeys);
+    const taken = sortUnstarted(this.#deps, this.#taken, this.#heldKeys);
+    const held = [...this.#heldEntries.values()];
+    for (const entry of [...ahead.held, ...taken.held]) held.push(heldEntry(entry, this.#ahead?.claimedAt ?? now));
+    const toRelease = [...rounds.flatMap((round) => round.unstarted), ...ahead.unstarted, ...taken.unstarted];
+    const request: ExchangeRequest = {
+      settles: rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])),
+      release: releaseCall(this.#config, toRelease),
+      hold: holdCall(this.#config, held, now),
+    };
+    const until = finalExchangeBy(this.#deadline, now);
+    const outcome = await exchange(boundByDeadline(this.#metered, until, this.#deps.now), this.#config, request);
+    let slot = 0;
+    rounds.forEach((round, i) => {
+      const settled = round.settle === undefined ? NOTHING_SETTLED : (outcome.settled[slot++] ?? NOTHING_SETTLED);
+      const last = i === rounds.length - 1;
+      this.#emit(round, settled, last ? { released: outcome.released, held: outcome.held, ahead: this.#ahead?.claim } : undefined);
+    });
+    if (rounds.length === 0 && (outcome.released > 0 || outcome.held > 0)) {
+      this.#total = { ...this.#total, released: this.#total.released + outcome.released, held: this.#total.held + outcome.held };
+    }
+    this.#deps.memory.remember(this.#config.keys.stream, this.#config.group, this.#sizer.observed());
+    const report = this.#report();
+    const failure = this.#failed ? this.#failure : outcome.error;
+    if (this.#failed || outcome.error !== undefined) throw withRunReport(failure, report);
+    return report;
+  }
+
+  #report(): RunReport {
     const now = this.#deps.now();
     return {
       ...this.#total,
-      roundTrips: this.#port.roundTrips,
+      roundTrips: this.#metered.roundTrips,
       durationMs: now - this.#startedAt,
       stoppedForDeadline: this.#total.stoppedForDeadline || (!this.#aborted() && now >= this.#settleBy),
     };
   }
 
-  readonly #aborted = (): boolean => this.#options.signal?.aborted === true;
-  readonly #stopping = (): boolean => this.#aborted() || this.#deps.now() >= this.#settleBy;
-
-  /** Handles one claim while the exchange beside it settles the previous round and claims the next. */
-  async #round(claim: ClaimResult, carried: Unsettled | undefined): Promise<Step> {
-    const startedAt = this.#deps.now();
-    const plan = this.#aheadPlan(claim);
-    const ops: Operation[] = [];
-    if (carried?.settle !== undefined) ops.push(carried.settle);
-    if (plan !== undefined) ops.push(...claimOperations(this.#config, plan));
-    const beside = ops.length === 0 ? undefined : this.#sendBeside(ops);
-    // ioredis writes a pipeline to its socket at once; fetch (REST) needs the event loop to
-    // get the request out, and handlers that never yield to it would hold it back until the
-    // round is over — no overlap at all.
-    if (beside !== undefined && this.#port.transport !== 'tcp') await yieldToEventLoop();
-
-    let decided: DecidedRound;
-    try {
-      decided = await decideRound(this.#deps, claim.entries, this.#deadline, this.#held, this.#stopping);
-    } catch (error) {
-      return this.#abandon(beside, plan, error);
-    }
-    this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
-    const current: Unsettled = { tally: tallyOf(decided, claim), settle: settleCall(this.#config, decided.decisions), startedAt };
-    const ahead = await this.#land(beside, carried, plan, current, decided);
-
-    if (this.#drained(claim) || this.#stopping()) return this.#finish(current, decided, ahead);
-    if (ahead !== undefined) return { claim: ahead, carried: current };
-    if (this.#waitsInRead() && isShort(claim)) return this.#idle(undefined, current);
-    // Nothing was claimed beside this round: settle it and claim the next in one round trip.
-    const next = this.#plan(0);
-    if (next === undefined) return this.#finish(current, decided, undefined);
-    const [settled, nextClaim] = await this.#exchange(() =>
-      settleAndClaim(this.#port, this.#config, current.settle, next, (entries) => this.#unheld(entries)),
-    );
-    this.#emit(current, settled);
-    return { claim: this.#claimed(next, nextClaim), carried: undefined };
-  }
-
-  /**
-   * The claim to send beside handling `claim`, if one may go (rule (a)). A continuous run
-   * that waits in its read claims ahead only after a full batch: after a short one nothing
-   * more is likely waiting, and the next exchange — settle, reclaim and a blocking read —
-   * both finds what came meanwhile at once and waits for more, in one round trip per round.
-   */
-  #aheadPlan(claim: ClaimResult): ClaimPlan | undefined {
-    if (!this.#sizer.mayClaimAhead() || this.#drained(claim)) return undefined;
-    if (this.#waitsInRead() && isShort(claim)) return undefined;
-    return this.#plan(claim.entries.length);
-  }
-
-  /** The next claim, sized by time and bytes, after `ahead` entries still to handle; undefined once the run stops. */
-  #plan(ahead: number): ClaimPlan | undefined {
-    if (this.#stopping()) return undefined;
-    return this.#sizer.plan(this.#settleBy - this.#deps.now(), this.#cadence.due(), ahead);
-  }
-
-  #drained(claim: ClaimResult): boolean {
-    const fresh = claim.entries.length - claim.reclaimed;
-    return this.#options.mode === 'drain' && fresh === 0 && claim.nextCursor === '0-0';
-  }
-
-  #sendBeside(ops: readonly Operation[]): Promise<Beside> {
-    return runOperationsSettled(this.#port, ops).then(
-      (replies) => ({ replies }),
-      (error: unknown) => ({ error }),
-    );
-  }
-
-  /**
-   * The answer of the exchange beside a round: reports the previous round and returns the
-   * claim made ahead. On any failure the run stops: it settles the round just handled and
-   * releases what it never started (best effort), then throws the failure.
-   */
-  async #land(
-    beside: Promise<Beside> | undefined,
-    carried: Unsettled | undefined,
-    plan: ClaimPlan | undefined,
-    current: Unsettled,
-    decided: DecidedRound,
-  ): Promise<ClaimResult | undefined> {
-    if (beside === undefined) {
-      if (carried !== undefined) this.#emit(carried, NOTHING_SETTLED);
-      return undefined;
-    }
-    const outcome = await beside;
-    if ('error' in outcome) return this.#fail(current, decided, [], outcome.error);
-    const settleSlots = carried?.settle === undefined ? 0 : 1;
-    const settleReply = settleSlots === 0 ? undefined : outcome.replies[0];
-    let ahead: ClaimResult | undefined;
-    let claimError: unknown;
-    if (plan !== undefined) {
-      try {
-        ahead = claimResultOf(plan, outcome.replies.slice(settleSlots).map(throwIfError));
-      } catch (error) {
-        claimError = error;
-      }
-    }
-    const claimedAhead = () => ahead?.entries ?? (plan === undefined ? [] : claimedDespiteErrors(plan, outcome.replies.slice(settleSlots)));
-    if (settleReply instanceof RedisCommandError) return this.#fail(current, decided, claimedAhead(), settleReply);
-    if (carried !== undefined) this.#emit(carried, settleResultOf(settleReply));
-    if (claimError !== undefined) return this.#fail(current, decided, claimedAhead(), claimError);
-    return plan !== undefined && ahead !== undefined ? this.#claimed(plan, ahead) : undefined;
-  }
-
-  /** Nothing claimed: settle what is carried, then wait for entries (blocking read on TCP, a timer on REST). */
-  async #idle(claim: ClaimResult | undefined, carried: Unsettled | undefined): Promise<Step> {
-    const empty: Unsettled | undefined = claim && { tally: tallyOf(NOTHING_DECIDED, claim), settle: undefined, startedAt: this.#deps.now() };
-    const waitMs = Math.min(this.#config.blockMs, this.#settleBy - this.#deps.now());
-    const plan = waitMs > 0 ? this.#plan(0) : undefined;
-    if (plan === undefined) {
-      // A carried round has nothing to release: it was not stopping when it was decided, so
-      // every entry it did not start is held behind its ordering key.
-      if (carried !== undefined) await this.#finish(carried, undefined, undefined);
-      if (empty !== undefined) this.#emit(empty, NOTHING_SETTLED);
-      return DONE;
-    }
-    if (this.#waitsInRead()) return this.#waitInRead(empty, carried, { ...plan, blockMs: waitMs });
-    if (carried !== undefined) {
-      const replies = carried.settle === undefined ? [] : await this.#exchange(() => runOperations(this.#port, [carried.settle!]));
-      this.#emit(carried, settleResultOf(replies[0]));
-    }
-    if (empty !== undefined) this.#emit(empty, NOTHING_SETTLED);
-    await sleep(waitMs, this.#options.signal);
-    return { claim: await this.#claimNow(), carried: undefined };
-  }
-
-  /** Continuous mode over TCP waits inside its fresh read (config `wait`, default `block`). */
-  #waitsInRead(): boolean {
-    const strategy = this.#config.wait ?? (this.#port.transport === 'tcp' ? 'block' : 'sleep');
-    return this.#options.mode === 'continuous' && strategy === 'block' && this.#port.transport === 'tcp';
-  }
-
-  /**
-   * One round trip: the carried settle, the reclaim when the cadence asks for it, and a
-   * fresh read that blocks until an entry is appended (it comes back in this reply) or the
-   * wait is over. Entries reclaimed here wait for the reply too — at most blockMs, on
-   * entries that sat idle for minIdle already.
-   */
-  async #waitInRead(empty: Unsettled | undefined, carried: Unsettled | undefined, wait: ClaimPlan): Promise<Step> {
-    const settle = carried?.settle;
-    const settleSlots = settle === undefined ? 0 : 1;
-    const replies = await runOperationsSettled(this.#port, [...(settle === undefined ? [] : [settle]), ...claimOperations(this.#config, wait)]);
-    const claimReplies = replies.slice(settleSlots);
-    const readError = claimReplies.find((reply) => reply instanceof RedisCommandError);
-    const woken = readError === undefined ? claimResultOf(wait, claimReplies as RedisReply[]) : undefined;
-    const claimed = () => woken?.entries ?? claimedDespiteErrors(wait, claimReplies);
-    if (settle !== undefined && replies[0] instanceof RedisCommandError) {
-      await releaseQuietly(this.#port, this.#config, this.#unheld(claimed()));
-      throw replies[0];
-    }
-    if (carried !== undefined) this.#emit(carried, settleResultOf(settle === undefined ? undefined : throwIfError(replies[0]!)));
-    if (empty !== undefined) this.#emit(empty, NOTHING_SETTLED);
-    if (woken === undefined) {
-      // The reclaim may have gone through beside a failed read: give those entries back.
-      await releaseQuietly(this.#port, this.#config, this.#unheld(claimed()));
-      throw readError;
-    }
-    // Nothing came: the loop waits again (the next wait reclaims, its fresh read came back short).
-    return { claim: this.#claimed(wait, woken), carried: undefined };
-  }
-
-  async #firstClaim(): Promise<ClaimResult | undefined> {
-    if (this.#sizer.assumptionLimits() && !this.#stopping()) {
-      const [reply] = await this.#exchange(() => runOperations(this.#port, [probeCommand(this.#config.keys.stream)]));
-      const bytes = probedEntryBytes(reply ?? null);
-      if (bytes !== undefined) this.#sizer.assumeEntryBytes(bytes);
-    }
-    return this.#claimNow();
-  }
-
-  async #claimNow(): Promise<ClaimResult | undefined> {
-    const plan = this.#plan(0);
-    if (plan === undefined) return undefined;
-    // Through settleAndClaim (with nothing to settle): a half-failed claim gives back what it took.
-    const [, claim] = await this.#exchange(() => settleAndClaim(this.#port, this.#config, undefined, plan, (entries) => this.#unheld(entries)));
-    return this.#claimed(plan, claim);
-  }
-
-  #claimed(plan: ClaimPlan, claim: ClaimResult): ClaimResult {
-    this.#cadence.claimed(plan, claim);
-    this.#sizer.observeEntries(claim.entries.length, claim.bytes);
-    return claim;
-  }
-
-  async #exchange<T>(send: () => Promise<T>): Promise<T> {
-    const sentAt = this.#deps.now();
-    const result = await send();
-    this.#sizer.observeExchange(this.#deps.now() - sentAt);
-    return result;
-  }
-
-  /** The run stops: settle the last round and give back, in one round trip, what no handler saw. */
-  async #finish(current: Unsettled, decided: DecidedRound | undefined, ahead: ClaimResult | undefined): Promise<Step> {
-    const release = releaseCall(this.#config, this.#unstarted(decided, ahead));
-    const ops = [current.settle, release].filter((op): op is ScriptCall => op !== undefined);
-    const replies = ops.length === 0 ? [] : await this.#exchange(() => runOperations(this.#port, ops));
-    const settled = current.settle === undefined ? NOTHING_SETTLED : settleResultOf(replies[0]);
-    const released = release === undefined ? 0 : asInteger(replies[ops.length - 1], 'release reply');
-    this.#emit(current, settled, released, ahead);
-    return DONE;
-  }
-
-  /** A failed exchange stops the run: what can still be settled and released is (best effort), then the failure is thrown. */
-  async #fail(current: Unsettled, decided: DecidedRound, aheadEntries: readonly StreamEntry[], error: unknown): Promise<never> {
-    const release = releaseCall(this.#config, [...releasable(this.#deps, decided, this.#held), ...this.#unheld(aheadEntries)]);
-    const ops = [current.settle, release].filter((op): op is ScriptCall => op !== undefined);
-    if (ops.length > 0) await runOperations(this.#port, ops).catch(() => {});
-    throw error;
-  }
-
-  /** Entries claimed and never handed to a handler that the run may give back (not behind a held key). */
-  #unstarted(decided: DecidedRound | undefined, ahead: ClaimResult | undefined): StreamEntry[] {
-    const unstarted = decided === undefined ? [] : releasable(this.#deps, decided, this.#held);
-    return ahead === undefined ? unstarted : [...unstarted, ...this.#unheld(ahead.entries)];
-  }
-
-  #unheld(entries: readonly StreamEntry[]): StreamEntry[] {
-    const keyOf = this.#deps.orderingKey;
-    if (keyOf === undefined || this.#held.size === 0) return [...entries];
-    return entries.filter((entry) => {
-      try {
-        const key = keyOf(entry);
-        return key === undefined || !this.#held.has(key);
-      } catch {
-        // A key that cannot be computed might be a held one: keep the entry, as if held.
-        return false;
-      }
-    });
-  }
-
-  /**
-   * The round could not be decided (a user `orderingKey` threw): no verdict is known, so the
-   * round's entries stay pending as retained ones would. The exchange beside it already went
-   * out; the batch it claimed ahead was never started, so it is released (rule (b)) before
-   * the failure is thrown.
-   */
-  async #abandon(beside: Promise<Beside> | undefined, plan: ClaimPlan | undefined, error: unknown): Promise<never> {
-    const outcome = beside === undefined ? undefined : await beside;
-    if (outcome !== undefined && 'replies' in outcome && plan !== undefined) {
-      const settleSlots = outcome.replies.length - claimOperations(this.#config, plan).length;
-      await releaseQuietly(this.#port, this.#config, this.#unheld(claimedDespiteErrors(plan, outcome.replies.slice(settleSlots))));
-    }
-    throw error;
-  }
-
-  #emit(round: Unsettled, settled: SettleResult, released = 0, ahead?: ClaimResult): void {
+  #emit(round: Unsettled, settled: SettleResult, last?: { released: number; held: number; ahead: ClaimResult | undefined }): void {
     const { tally } = round;
     const report: RoundReport = {
       ...tally,
       acked: settled.acked,
       deadLettered: settled.deadLetterRecords,
       markerHits: settled.markerHits,
-      released,
+      released: last?.released ?? 0,
+      held: last?.held ?? 0,
       // A batch claimed ahead and released unstarted still counts for what XAUTOCLAIM did to the PEL.
-      reclaimed: tally.reclaimed + (ahead?.reclaimed ?? 0),
-      deletedPending: tally.deletedPending + (ahead?.deletedIds.length ?? 0),
-      roundTrips: this.#port.roundTrips - this.#reportedRoundTrips,
+      reclaimed: tally.reclaimed + (last?.ahead?.reclaimed ?? 0),
+      deletedPending: tally.deletedPending + (last?.ahead?.deletedIds.length ?? 0),
+      cursorResets: tally.cursorResets + (last?.ahead?.cursorNote === undefined ? 0 : 1),
+      roundTrips: this.#metered.roundTrips - this.#reportedRoundTrips,
       durationMs: this.#deps.now() - round.startedAt,
       stoppedForDeadline: tally.stoppedForDeadline && !this.#aborted(),
     };
-    this.#reportedRoundTrips = this.#port.roundTrips;
+    this.#reportedRoundTrips = this.#metered.roundTrips;
     this.#total = addRound(this.#total, report);
-    this.#options.onRound?.(report);
+    const onRound = this.#options.onRound;
+    if (onRound === undefined) return;
+    try {
+      onRound(report);
+    } catch (error) {
+      // User code never skips the settle (SPEC §5.1): the run stops, and throws once settled.
+      this.#fail(new CallbackError('onRound', error));
+    }
   }
 }
 
-/** A fresh read that returned fewer entries than it asked for: the stream had no more for this group. */
-function isShort(claim: ClaimResult): boolean {
-  return claim.entries.length - claim.reclaimed < claim.freshRequested;
+/** When a run's last exchange must have answered, if it starts at `now` (see FINAL_EXCHANGE_LIMIT_MS). */
+export function finalExchangeBy(deadline: number, now: number): number {
+  const limit = deadline + FINAL_EXCHANGE_LIMIT_MS;
+  if (now >= limit) return now + FINAL_EXCHANGE_MIN_MS;
+  return Math.max(deadline + DEADLINE_OVERRUN_MS, Math.min(now + FINAL_EXCHANGE_MIN_MS, limit));
 }
 
-/** What a round's report says before its settle is answered. */
-function tallyOf(decided: DecidedRound, claim: ClaimResult): RoundReport {
-  return roundReport(decided, NOTHING_SETTLED, claim, 0, 0);
+/** The report a failed run got as far as, attached to what it throws (see runReportOf). */
+function withRunReport(error: unknown, report: RunReport): unknown {
+  if (typeof error === 'object' && error !== null && Object.isExtensible(error)) {
+    Object.defineProperty(error, 'runReport', { value: report, configurable: true });
+    return error;
+  }
+  return new CallbackError('run', error, report);
+}
+
+function isNoGroup(error: unknown): boolean {
+  return error instanceof RedisCommandError && error.replyCode === 'NOGROUP';
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof RedisCommandError && error.replyCode === 'NOSCRIPT';
+}
+
+/** Bytes of entries a blocking read delivered (the claim script did not measure them). */
+function entryBytes(entries: readonly StreamEntry[]): number {
+  let bytes = 0;
+  for (const entry of entries) bytes += entry.id.length + (entry.fields instanceof EntryFields ? entry.fields.byteSize() : 0);
+  return bytes;
+}
+
+function randomToken(): string {
+  const bytes = new Uint8Array(6);
+  globalThis.crypto.getRandomValues(bytes);
+  return `${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}.`;
 }
 
 /** One turn of the event loop (setImmediate where the runtime has it: Workers may not). */
 function yieldToEventLoop(): Promise<void> {
   const later: (callback: () => void) => unknown = globalThis.setImmediate ?? ((callback) => setTimeout(callback, 0));
   return new Promise((resolve) => later(resolve));
-}
-
-/**
- * One round trip: the settle of the round just decided, then the next claim. When the
- * settle fails but the claim went through, the claimed entries (none started) are released
- * at once before the error is thrown, so a failing settle strands nothing until minIdle.
- */
-async function settleAndClaim(
-  port: RedisPort,
-  config: ConsumerConfig,
-  settle: ScriptCall | undefined,
-  plan: ClaimPlan,
-  unheld: (entries: readonly StreamEntry[]) => StreamEntry[],
-): Promise<[SettleResult, ClaimResult]> {
-  const ops = claimOperations(config, plan);
-  const replies = await runOperationsSettled(port, settle === undefined ? ops : [settle, ...ops]);
-  const claimReplies = settle === undefined ? replies : replies.slice(1);
-  const settleReply = settle === undefined ? undefined : replies[0];
-  const claimError = claimReplies.find((reply) => reply instanceof RedisCommandError);
-  if (settleReply instanceof RedisCommandError || claimError !== undefined) {
-    // Whatever part of the claim went through was never started: give it back.
-    await releaseQuietly(port, config, unheld(claimedDespiteErrors(plan, claimReplies)));
-    throw settleReply instanceof RedisCommandError ? settleReply : claimError;
-  }
-  return [settleResultOf(settleReply), claimResultOf(plan, claimReplies as RedisReply[])];
-}
-
-/** Best effort: the run is failing already, and the caller must see the original error. */
-async function releaseQuietly(port: RedisPort, config: ConsumerConfig, entries: readonly StreamEntry[]): Promise<void> {
-  const release = releaseCall(config, entries);
-  if (release !== undefined) await runOperations(port, [release]).catch(() => {});
 }

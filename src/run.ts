@@ -20,9 +20,25 @@ export interface RunOptions {
   readonly mode: RunMode;
   /** Epoch ms; clamped to start + config.runBudgetMs so minIdle > run duration holds. */
   readonly deadline?: number;
-  /** Stops the run: no handler starts after it fires; unstarted entries are released. */
+  /** Stops the run: no handler starts after it fires, a blocking wait ends at once; unstarted entries are released. */
   readonly signal?: AbortSignal;
+  /** Called with each round's report once its settle was answered. A hook that throws stops the run (after its final settle). */
   readonly onRound?: (report: RoundReport) => void;
+  /** Ends the run after this many rounds (1: one claim, handled and settled). */
+  readonly maxRounds?: number;
+}
+
+/**
+ * What a failed run got done before it failed: every error a run throws carries its report
+ * (the counts of what it settled, released and held), when the thrown value can hold one.
+ */
+export function runReportOf(error: unknown): RunReport | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  try {
+    return (error as { runReport?: RunReport }).runReport;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The run's effective deadline, or RunDeadlineTooCloseError when too little time remains to start. */

@@ -17,7 +17,7 @@ export function isValidReason(reason: string): boolean {
  * Why an entry stayed pending; low-cardinality, for reports and logs. `handler_contract`
  * is a programming error: the handler returned something other than its success values.
  */
-export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'deadline' | 'ordering' | 'handler_contract';
+export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'deadline' | 'ordering' | 'ordering_key' | 'handler_contract';
 
 export type Verdict =
   | { readonly kind: 'ack'; readonly duplicate: boolean }

@@ -45,8 +45,8 @@ function pollBudgetMs(requested: number | undefined, runBudgetMs: number, ctx: C
 
 /** runPollJob with another mode than the configured one (runPollJob always uses the plan's). */
 async function pollInMode(runtime: DeploymentRuntime, consumer: string, mode: RunMode, options: PollJobOptions): Promise<PollJobReport> {
+  // No ensureGroup first: the run creates a missing group on NOGROUP, under its deadline.
   const poller = runtime.poller(consumer, options.consumerName);
-  await poller.ensureGroup();
   const report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });
   return { job: 'poll', consumer, stream: poller.config.stream, group: poller.config.group, report };
 }

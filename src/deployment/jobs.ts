@@ -6,7 +6,6 @@
 import { failedPollRunRecord, recordJobRun, recordPollRun, pollRunRecord, type PollTarget } from './run-history';
 import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
 import { RedisCommandError } from '../ground/errors';
-import { ensureGroup } from '../groups';
 import type { RunReport } from '../report';
 import { runDeadline, type RunMode } from '../run';
 import { runRetention, type RetentionReport } from '../retention/run';
@@ -73,28 +72,12 @@ export async function runRelayJob(runtime: DeploymentRuntime, options: { deadlin
   return { job: 'relay', relay, pruned };
 }
 
-/** Groups are ensured once per process: creation is idempotent, but each call is a round trip. */
-const ensured = new WeakMap<DeploymentRuntime, Set<string>>();
-
-async function ensureOnce(runtime: DeploymentRuntime, stream: string, group: string, startFrom: '0-0' | '$'): Promise<void> {
-  const done = ensured.get(runtime) ?? new Set<string>();
-  ensured.set(runtime, done);
-  const key = `${stream}\u0000${group}`;
-  if (done.has(key)) return;
-  await ensureGroup(runtime.port, stream, group, startFrom);
-  done.add(key);
-}
-
-function forgetEnsured(runtime: DeploymentRuntime, stream: string, group: string): void {
-  ensured.get(runtime)?.delete(`${stream}\u0000${group}`);
-}
-
 export async function runPollJob(runtime: DeploymentRuntime, consumer: string, options: PollJobOptions): Promise<PollJobReport> {
   const poller = runtime.poller(consumer, options.consumerName);
   const { config } = poller;
-  // Refuse before any Redis command when too little time remains (ensureGroup is one).
+  // Refuse before any Redis command when too little time remains. A missing group is
+  // created by the run itself on NOGROUP, under its deadline (SPEC §10: no command per run for it).
   runDeadline(config, options.deadline, runtime.now());
-  await ensureOnce(runtime, config.stream, config.group, config.startFrom);
   const mode = options.mode ?? runtime.config.consumers.get(consumer)!.mode;
   const target: PollTarget = { consumer, stream: config.stream, group: config.group, dlt: config.keys.dlt };
   // The record gets what a settle gets past the deadline, no more.
@@ -103,8 +86,6 @@ export async function runPollJob(runtime: DeploymentRuntime, consumer: string, o
   try {
     report = await poller.run({ mode, deadline: options.deadline, signal: options.signal });
   } catch (error) {
-    // The group was deleted behind this warm process: ensure it again on the next run.
-    if (error instanceof RedisCommandError && error.replyCode === 'NOGROUP') forgetEnsured(runtime, config.stream, config.group);
     // A run Redis refused is listed as failed (a consumer failing every run must not look
     // idle); one that could not reach Redis records nothing — the write would fail the same way.
     if (runtime.history && error instanceof RedisCommandError) {

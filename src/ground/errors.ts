@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'PUBLISH_ROUTE_UNKNOWN'
   | 'PUBLISH_EVENT_INVALID'
   | 'PUBLISH_APPEND_FAILED'
-  | 'PUBLISH_KEY_REUSED';
+  | 'PUBLISH_KEY_REUSED'
+  | 'CALLBACK_FAILED';
 
 export class SagaStreamsError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C;
@@ -83,6 +84,24 @@ export class RunDeadlineTooCloseError extends SagaStreamsError {
       'RUN_DEADLINE_TOO_CLOSE',
       `refusing to start a run: ${remainingMs} ms remain before the deadline, at least ${requiredMs} ms are needed`,
     );
+  }
+}
+
+/**
+ * User code given to a run (a round hook, an ordering key, a tracer, a log sink) threw. The
+ * run settled what committed and gave back what never started before throwing this (SPEC
+ * §5.1 "User code never skips the settle"); `cause` is what was thrown, as it was.
+ */
+export class CallbackError extends SagaStreamsError<'CALLBACK_FAILED'> {
+  readonly callback: string;
+  /** The run's report as far as it got (see runReportOf). */
+  readonly runReport?: object;
+
+  constructor(callback: string, cause: unknown, runReport?: object) {
+    const thrown = describeThrown(cause);
+    super('CALLBACK_FAILED', `${callback} threw ${thrown.message === undefined ? `a ${thrown.name}` : `${thrown.name}: ${thrown.message}`}`, { cause });
+    this.callback = callback;
+    if (runReport !== undefined) this.runReport = runReport;
   }
 }
 

@@ -6,6 +6,7 @@
  * index — so nothing is half-written and the client can fix all of them at once.
  */
 import * as z from 'zod/mini';
+import { isPaddedBase64 } from '../ground/base64';
 import { decodeUtf8Strict } from '../ground/text';
 import { isValidEventId } from '../keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
@@ -43,13 +44,12 @@ const eventSchema = z.lazy(() =>
 );
 const batchSchema = z.lazy(() => z.strictObject({ events: z.array(z.unknown()) }));
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** `{"base64": "..."}` (that exact shape) is raw bytes; any other JSON value is sent as its JSON text. */
 function decodePayload(value: unknown): Uint8Array | string | undefined {
   const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
   if (!isObject || Object.keys(value).length !== 1 || !Object.hasOwn(value, 'base64')) return JSON.stringify(value);
   const text = (value as { base64: unknown }).base64;
-  if (typeof text !== 'string' || !BASE64.test(text)) return undefined;
+  if (typeof text !== 'string' || !isPaddedBase64(text)) return undefined;
   return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 }
 

@@ -6,7 +6,8 @@
  * that half-failed appends only what is missing.
  */
 import type { HmacEngine } from '../auth/hmac';
-import { publishScript } from '../generated/lua-scripts';
+import { appendScript, publishScript } from '../generated/lua-scripts';
+import { sizeKeys } from '../size-keys';
 import { describeThrown } from '../ground/errors';
 import { hashTagOf } from '../hash-tag';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
@@ -47,12 +48,18 @@ export interface Publisher {
 /** Field/value pairs the dedupe digest covers: event type, event id, payload (entry-fields.ts puts them first). */
 const BODY_PAIRS = 3;
 
+/**
+ * One event's append. Both scripts record the entry's size beside it (size-keys.ts): a
+ * consumer reads fresh entries without copying them through Lua only when every entry of
+ * the stream was appended this way (SPEC §5.1 "Byte budget", claim.lua).
+ */
 function operationOf(config: PublisherConfig, entry: PreparedEntry): Operation {
   const { route, event, fields } = entry;
-  if (config.dedupeWindowSeconds === 0) return command('XADD', route.stream, '*', ...fields);
+  const sizes = sizeKeys(route.stream);
+  if (config.dedupeWindowSeconds === 0) return { script: appendScript, keys: [route.stream, sizes.counts, sizes.large], args: fields };
   return {
     script: publishScript,
-    keys: [route.stream, route.dedupePrefix + event.eventId],
+    keys: [route.stream, route.dedupePrefix + event.eventId, sizes.counts, sizes.large],
     args: [config.dedupeWindowSeconds, BODY_PAIRS, ...fields],
   };
 }

@@ -26,6 +26,18 @@ export function boundByDeadline(port: RedisPort, until: number, now: () => numbe
       if (left <= 0) return Promise.reject(pastDeadline());
       return withTimeLimit(port.exchange(commands), left, pastDeadline);
     },
+    blockingReader:
+      port.blockingReader &&
+      (() => {
+        const reader = port.blockingReader!();
+        return {
+          read(cmd, signal) {
+            const left = until - now();
+            if (left <= 0) return Promise.reject(pastDeadline());
+            return withTimeLimit(reader.read(cmd, signal), left, pastDeadline);
+          },
+        };
+      }),
     close: () => port.close(),
   };
 }

@@ -6,7 +6,7 @@ import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOption
 import { RedisCommandError, RedisUnavailableError } from '../ground/errors';
 import { withTimeLimit } from '../ground/time-limit';
 import { describeConnectionFailure, redisTarget } from './connection-failure';
-import { EXCHANGE_TIMEOUT_MS, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
+import { EXCHANGE_TIMEOUT_MS, type BlockingReader, type RedisArg, type RedisCommand, type RedisPort, type RedisReply } from './port';
 
 /**
  * Fail fast instead of queueing and re-sending: a command whose outcome is unknown must
@@ -70,6 +70,8 @@ class IoredisPort implements RedisPort {
   readonly #where: string;
   /** The connection's last error since it was last ready: why a command found no connection. */
   #connectionError: unknown;
+  /** The connection blocking reads use (SPEC §5.1 "Blocking reads"), opened on first use. */
+  #blocking: IoredisBlockingReader | undefined;
 
   constructor(client: Client, owned: boolean, timeoutMs: number) {
     this.#client = client;
@@ -99,11 +101,16 @@ class IoredisPort implements RedisPort {
     const results = await this.#bounded(pipeline.exec(), commands);
     if (!results) throw this.#unavailable(new Error('pipeline was discarded'));
     return results.map(([error, value], i) => {
-      if (!error) return value as RedisReply;
+      if (!error) return commands[i]!.name === 'EXEC' ? transactionReply(value, commands, i) : (value as RedisReply);
       if (isReplyError(error)) return new RedisCommandError(commands[i]!.name, error.message);
       throw this.#unavailable(error);
     });
   }
+
+  readonly blockingReader = (): BlockingReader => {
+    this.#blocking ??= new IoredisBlockingReader(this.#client, this.#timeoutMs, (error) => this.#unavailable(error));
+    return this.#blocking;
+  };
 
   /** One command skips the Pipeline object: measurably cheaper per publish or wait. */
   async #single(cmd: RedisCommand): Promise<RedisReply | RedisCommandError> {
@@ -129,6 +136,7 @@ class IoredisPort implements RedisPort {
   }
 
   async close(): Promise<void> {
+    this.#blocking?.close();
     if (!this.#owned) return;
     // An exchange still unanswered was given up on (a run's deadline passed, or Redis
     // stalled): QUIT would queue behind it and wait out the stall. Drop the connection.
@@ -145,6 +153,86 @@ class IoredisPort implements RedisPort {
 
   toJSON(): object {
     return { transport: this.transport, cluster: this.cluster };
+  }
+}
+
+/**
+ * EXEC's reply with each failed command as a RedisCommandError in its slot (ioredis hands
+ * them over as error objects inside the array), named after the command queued there.
+ */
+function transactionReply(value: unknown, commands: readonly RedisCommand[], execAt: number): RedisReply {
+  if (!Array.isArray(value)) return value as RedisReply;
+  const multiAt = commands.slice(0, execAt).map((cmd) => cmd.name).lastIndexOf('MULTI');
+  const queued = commands.slice(multiAt + 1, execAt);
+  return value.map((slot, j) =>
+    isReplyError(slot) ? (new RedisCommandError(queued[j]?.name ?? 'EXEC', slot.message) as unknown as RedisReply) : (slot as RedisReply),
+  );
+}
+
+/**
+ * Blocking reads on a connection of their own (a duplicate of the port's client). An abort
+ * sends CLIENT UNBLOCK from the shared connection, so the blocked command answers at once as
+ * if its wait had run out — or with the entry it had just taken, never losing one in flight.
+ * Where the blocked connection cannot be named (Cluster), it is dropped instead and opened
+ * again on the next read; an entry Redis delivered in that instant stays pending until minIdle.
+ */
+class IoredisBlockingReader implements BlockingReader {
+  #connection: Client | undefined;
+  #id: number | undefined;
+
+  constructor(
+    private readonly shared: Client,
+    private readonly timeoutMs: number,
+    private readonly unavailable: (error: unknown) => Error,
+  ) {}
+
+  async read(cmd: RedisCommand, signal?: AbortSignal): Promise<RedisReply | RedisCommandError> {
+    if (signal?.aborted) return null;
+    const connection = this.#open();
+    const interrupt = () => void this.#interrupt(connection);
+    signal?.addEventListener('abort', interrupt, { once: true });
+    try {
+      if (this.#id === undefined && !(connection instanceof Cluster)) this.#id = Number(await connection.call('CLIENT', 'ID'));
+      if (signal?.aborted) return null;
+      const sent = connection.callBuffer(cmd.name, ...cmd.args.map(toBuffer)) as Promise<RedisReply>;
+      return await withTimeLimit(sent, this.timeoutMs + blockingMs([cmd]));
+    } catch (error) {
+      if (isReplyError(error)) return new RedisCommandError(cmd.name, error.message);
+      if (signal?.aborted) return null;
+      throw this.unavailable(error);
+    } finally {
+      signal?.removeEventListener('abort', interrupt);
+    }
+  }
+
+  #open(): Client {
+    if (this.#connection === undefined) {
+      const connection = this.shared.duplicate();
+      // Failures surface through the read that meets them.
+      connection.on('error', () => {});
+      this.#connection = connection;
+      this.#id = undefined;
+    }
+    return this.#connection;
+  }
+
+  async #interrupt(connection: Client): Promise<void> {
+    const id = this.#id;
+    if (id !== undefined && !(this.shared instanceof Cluster)) {
+      try {
+        await withTimeLimit(this.shared.call('CLIENT', 'UNBLOCK', id) as Promise<unknown>, this.timeoutMs);
+        return;
+      } catch {
+        // fall through: drop the connection
+      }
+    }
+    if (this.#connection === connection) this.#connection = undefined;
+    connection.disconnect();
+  }
+
+  close(): void {
+    this.#connection?.disconnect();
+    this.#connection = undefined;
   }
 }
 

@@ -17,6 +17,17 @@ export function meterPort(port: RedisPort): MeteredPort {
       roundTrips += 1;
       return port.exchange(commands);
     },
+    blockingReader:
+      port.blockingReader &&
+      (() => {
+        const reader = port.blockingReader!();
+        return {
+          read(cmd, signal) {
+            roundTrips += 1;
+            return reader.read(cmd, signal);
+          },
+        };
+      }),
     close: () => port.close(),
   };
 }

@@ -39,8 +39,30 @@ export interface RedisPort {
    * broken connection rejects the whole call with RedisUnavailableError.
    */
   exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>>;
+  /**
+   * A connection of its own for blocking reads (TCP clients only; SPEC §5.1 "Blocking
+   * reads"): a blocking command on the shared connection would hold up every other command
+   * of the process (other consumers, publishes) for its whole wait. Created on first use and
+   * closed with the port. Absent where blocking is impossible (REST).
+   */
+  readonly blockingReader?: () => BlockingReader;
   close(): Promise<void>;
 }
+
+export interface BlockingReader {
+  /**
+   * Sends one blocking command and returns its reply (a RedisCommandError for an error
+   * reply). An abort of `signal` ends the wait at once: the command then answers as if its
+   * wait had run out, or with what it had already taken.
+   */
+  read(cmd: RedisCommand, signal?: AbortSignal): Promise<RedisReply | RedisCommandError>;
+}
+
+/**
+ * The reply of EXEC: one slot per queued command, an error reply in its slot as a
+ * RedisCommandError (like the slots of an exchange); null when the transaction was discarded.
+ */
+export type TransactionReply = Array<RedisReply | RedisCommandError> | null;
 
 export function command(name: string, ...args: RedisArg[]): RedisCommand {
   return { name, args };

@@ -14,15 +14,15 @@
  * base64decode(raw)` for a result, base64decode for the strings of an array) but then reads
  * the bytes as UTF-8, losing non-UTF-8 values; here they stay bytes.
  */
+import { isPaddedBase64 } from '../ground/base64';
 import { ReplyShapeError } from '../ground/errors';
 import type { RedisReply } from './port';
 
-/** Padded standard base64, the only string shape Upstash sends besides the OK status. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** The only string shape Upstash sends besides the OK status is padded base64 (isPaddedBase64). */
 const OK_STATUS = 'OK';
 
 function base64Bytes(text: string): Uint8Array {
-  if (!BASE64.test(text)) throw new ReplyShapeError(`upstash reply string that is not base64 (${text.length} characters)`);
+  if (!isPaddedBase64(text)) throw new ReplyShapeError(`upstash reply string that is not base64 (${text.length} characters)`);
   const binary = atob(text);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);

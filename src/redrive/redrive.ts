@@ -23,6 +23,7 @@ import { assertSingleSlot } from '../assert-single-slot';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asText } from '../redis/reply';
 import { runOperations, runScript } from '../redis/script';
+import { sizeKeys } from '../size-keys';
 import { listDeadLetters, type DeadLetterPage, type DeadLetterQuery } from './list';
 import { parseDeadLetterRecord, type DeadLetterRecord, type UnrestorableReason } from './record';
 
@@ -112,7 +113,13 @@ async function redriveBatch(port: RedisPort, config: ConsumerConfig, ids: readon
 
   const reply = await runScript(port, {
     script: redriveScript,
-    keys: [config.keys.stream, config.keys.dlt, ...chosen.map(({ record }) => markerKeyFor(config.keys, record.group, record.sourceEntryId))],
+    keys: [
+      config.keys.stream,
+      config.keys.dlt,
+      sizeKeys(config.keys.stream).counts,
+      sizeKeys(config.keys.stream).large,
+      ...chosen.map(({ record }) => markerKeyFor(config.keys, record.group, record.sourceEntryId)),
+    ],
     args: chosen.map(({ record }) => record.id),
   });
   asArray(reply, 'redrive reply').forEach((item, j) => {

@@ -9,6 +9,7 @@ import { ConfigError, ReplyShapeError } from '../ground/errors';
 import { trimScript } from '../generated/lua-scripts';
 import type { RedisPort } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
+import { sizeKeys } from '../size-keys';
 import { runScript } from '../redis/script';
 
 /** Why a trim did or did not delete: `trimmed` ran XTRIM (possibly removing 0 entries). */
@@ -34,7 +35,7 @@ const MODES: readonly string[] = ['exact', 'approximate', ''];
 export async function safeTrim(port: RedisPort, stream: string, options: TrimOptions = {}): Promise<TrimResult> {
   const limit = options.limit ?? 0;
   if (!Number.isSafeInteger(limit) || limit < 0) throw new ConfigError('safe trim', [{ path: 'limit', message: 'must be a non-negative integer' }]);
-  const reply = await runScript(port, { script: trimScript, keys: [stream], args: [limit] });
+  const reply = await runScript(port, { script: trimScript, keys: [stream, sizeKeys(stream).large], args: [limit] });
   const [removed, frontier, status, mode] = asArray(reply, 'trim reply');
   const modeText = asText(mode, 'trim mode');
   if (!MODES.includes(modeText)) throw new ReplyShapeError('trim mode');

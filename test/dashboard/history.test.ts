@@ -133,11 +133,12 @@ describe('dashboard history', () => {
     const lines: string[] = [];
     const runtime = createRuntime(config, { port, env, log: (line) => lines.push(line) });
     await poll(runtime); // creates the group
-    // The group removed behind the warm process: every claim now answers NOGROUP.
-    await admin.xgroup('DESTROY', stream, 'fulfilment');
-    await expect(poll(runtime)).rejects.toThrow(/NOGROUP/);
+    // The stream replaced by a key of another type behind the warm process: every claim now answers WRONGTYPE.
+    await admin.del(stream);
+    await admin.set(stream, 'not a stream');
+    await expect(poll(runtime)).rejects.toThrow(/WRONGTYPE/);
     const runs = (await admin.lrange(keys.runs, 0, -1)).map((text) => JSON.parse(text));
-    expect(runs[0]).toMatchObject({ job: 'poll', consumer: 'fulfilment', level: 'error', error: 'NOGROUP' });
+    expect(runs[0]).toMatchObject({ job: 'poll', consumer: 'fulfilment', level: 'error', error: 'WRONGTYPE' });
     expect(lines).toEqual([]);
   });
 

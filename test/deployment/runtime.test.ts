@@ -155,14 +155,16 @@ describe.each(clientKinds)('deployment runtime over $name', (kind) => {
     expect(await admin.xlen(`${prefix}:{c}:cmd`)).toBe(1);
   });
 
-  it('creates the group again on the next run after it was deleted behind a warm process', async () => {
+  it('creates the group in the run that finds it missing, even after it was deleted behind a warm process', async () => {
     const prefix = uniquePrefix();
     const runtime = createRuntime(deployment(prefix, []), { port, env });
     const deadline = () => Date.now() + 4_000;
     await runPollJob(runtime, 'inventory', { deadline: deadline() });
+    expect(await admin.xinfo('GROUPS', `${prefix}:{c}:cmd`)).toHaveLength(1);
     await admin.xgroup('DESTROY', `${prefix}:{c}:cmd`, 'inventory');
-    await expect(runPollJob(runtime, 'inventory', { deadline: deadline() })).rejects.toMatchObject({ code: 'REDIS_COMMAND_FAILED', replyCode: 'NOGROUP' });
+    // The run's claim answers NOGROUP: the run creates the group (SPEC §5.5) and claims again.
     await expect(runPollJob(runtime, 'inventory', { deadline: deadline() })).resolves.toMatchObject({ job: 'poll' });
+    expect(await admin.xinfo('GROUPS', `${prefix}:{c}:cmd`)).toHaveLength(1);
   });
 
   it('refuses a handler that publishes as an identity its consumer does not declare', async () => {

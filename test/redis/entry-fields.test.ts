@@ -8,14 +8,13 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { claimEntries } from '../../src/claim';
 import { parseConsumerConfig } from '../../src/config';
 import type { StreamEntry } from '../../src/entry';
 import { ensureGroup } from '../../src/groups';
 import { surrogateEscapedText } from '../../src/ground/text';
 import type { RedisPort } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';
-import { fastConfig } from '../support/poller';
+import { claimOnce, fastConfig } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 
 const NAME_FF = Buffer.from([0xff, 0x00, 0xfe]);
@@ -68,12 +67,12 @@ describe.each(clientKinds)('entry fields read through a claim over $name', (kind
     const stored = await storedFields(admin, stream);
     const config = parseConsumerConfig(fastConfig(stream));
 
-    const fresh = await claimEntries(port, config, { fresh: 10, reclaim: 0 });
+    const fresh = await claimOnce(port, config, { fresh: 10, reclaim: 0 });
     expect(fresh.entries.every((e) => e.deliveries === 1 && !e.reclaimed)).toBe(true);
     expectFieldsOf(fresh.entries, stored);
 
     // Reclaimed at once: the entries are pending and idle for at least 0 ms.
-    const reclaimed = await claimEntries(port, { ...config, minIdleMs: 0 }, { fresh: 10, reclaim: 10 });
+    const reclaimed = await claimOnce(port, { ...config, minIdleMs: 0 }, { fresh: 10, reclaim: 10 });
     expect(reclaimed.reclaimed).toBe(APPENDED.length);
     expect(reclaimed.entries.every((e) => e.deliveries === 2 && e.reclaimed)).toBe(true);
     expectFieldsOf(reclaimed.entries, stored);

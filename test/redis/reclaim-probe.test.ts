@@ -27,19 +27,32 @@ interface ClaimCall {
 /** Replies carry ids as strings or bytes, depending on the client. */
 const text = (value: RedisReply | undefined): string => (value instanceof Uint8Array ? Buffer.from(value).toString() : String(value));
 
-/** A port that records, per claim.lua call, its XAUTOCLAIM COUNT and the ids it reclaimed. */
+/**
+ * A port that records, per claim.lua call that reclaimed, its XAUTOCLAIM COUNT (ARGV[4]: after
+ * the sha, the key count and 5 keys) and the ids it reclaimed. A claim inside MULTI answers in
+ * the EXEC reply, at its place in the transaction.
+ */
 function spyOnClaims(port: RedisPort, calls: ClaimCall[]): RedisPort {
   return {
     transport: port.transport,
     cluster: port.cluster,
     async exchange(commands) {
       const replies = await port.exchange(commands);
+      let multiAt = -1;
       commands.forEach((c, i) => {
+        if (c.name === 'MULTI') multiAt = i;
+        if (c.name === 'EXEC') multiAt = -1;
+        const count = Number(c.args[10]);
         // An EVALSHA answered NOSCRIPT is sent again as EVAL: count the call that ran.
-        if ((c.args[0] !== claimScript.sha1 && c.args[0] !== claimScript.text) || replies[i] instanceof Error) return;
-        const reply = replies[i] as RedisReply[];
-        const entries = (reply[1] ?? []) as RedisReply[][];
-        calls.push({ count: Number(c.args[c.args.length - 1]), reclaimedIds: entries.map((e) => text(e[0])) });
+        if ((c.args[0] !== claimScript.sha1 && c.args[0] !== claimScript.text) || count === 0) return;
+        let reply = replies[i];
+        if (multiAt >= 0) {
+          const execAt = commands.findIndex((other, j) => j > i && other.name === 'EXEC');
+          reply = (replies[execAt] as RedisReply[])[i - multiAt - 1];
+        }
+        if (reply instanceof Error) return;
+        const entries = ((reply as RedisReply[])[1] ?? []) as RedisReply[][];
+        calls.push({ count, reclaimedIds: entries.map((e) => text(e[0])) });
       });
       return replies;
     },
@@ -98,9 +111,10 @@ describe.each(clientKinds)('reclaim probes over $name', (kind) => {
   });
 
   it('reclaims even when the byte budget limits every claim to one entry', async () => {
-    // 40 KiB entries under the smallest budget (64 KiB; 32 KiB per reply once two are held):
-    // every claim is limited to one entry. A reclaim that only took "half the limit" took
-    // none, and the dead consumer's entry stayed pending for good.
+    // 40 KiB entries under the smallest budget (64 KiB): every claim takes one entry (the
+    // first alone; a claim beside a batch in hand has 24 KiB left, which fits none). A reclaim
+    // that only took "half the limit" took none, and the dead consumer's entry stayed pending
+    // for good.
     const big = (tag: string) => `${tag}:${'x'.repeat(40 * 1024)}`;
     const staleId = await append(admin, stream, { event_id: 'stale', payload: big('stale') });
     await admin.xreadgroup('GROUP', 'g', 'gone', 'COUNT', 1, 'STREAMS', stream, '>');

@@ -32,7 +32,7 @@ describe('script cache flushed (ioredis, private server)', () => {
       await admin.script('FLUSH');
       await admin.xadd('s', '*', 'event_id', `e${round}`, 'payload', `p${round}`);
       const before = port.roundTrips;
-      const { report } = await poller.round(Date.now() + 5_000);
+      const report = await poller.run({ mode: 'drain', deadline: Date.now() + 5_000, maxRounds: 1 });
       expect(report.acked).toBe(1);
       // claim + settle, each followed by one EVAL after its NOSCRIPT
       expect(port.roundTrips - before).toBe(4);
@@ -41,7 +41,7 @@ describe('script cache flushed (ioredis, private server)', () => {
     expect(await admin.xpending('s', 'g')).toEqual([0, null, null, null]);
     const warm = port.roundTrips;
     await admin.xadd('s', '*', 'event_id', 'e3', 'payload', 'p3');
-    await poller.round(Date.now() + 5_000);
+    await poller.run({ mode: 'drain', deadline: Date.now() + 5_000, maxRounds: 1 });
     expect(port.roundTrips - warm).toBe(2);
     await port.close();
   });

@@ -354,11 +354,11 @@ describe('upstash port', () => {
 
     it('costs exactly 2 HTTP requests per round, whatever the batch size', async () => {
       await append('warm', 'warm-up');
-      await poller.round(Date.now() + 5_000); // loads both scripts
+      await poller.run({ mode: 'drain', deadline: Date.now() + 5_000, maxRounds: 1 }); // loads both scripts
       for (const size of [1, 50]) {
         for (let i = 0; i < size; i += 1) await append(`e${size}-${i}`, i === 0 ? 'bad' : `p${i}`);
         rest.requestsSince();
-        const { report } = await poller.round(Date.now() + 5_000);
+        const report = await poller.run({ mode: 'drain', deadline: Date.now() + 5_000, maxRounds: 1 });
         expect(rest.requestsSince()).toBe(2);
         expect(report.roundTrips).toBe(2);
         expect(report.handled).toBe(size);
@@ -372,13 +372,13 @@ describe('upstash port', () => {
         await admin.script('FLUSH');
         await append(`e${round}`, `p${round}`);
         rest.requestsSince();
-        const { report } = await poller.round(Date.now() + 5_000);
+        const report = await poller.run({ mode: 'drain', deadline: Date.now() + 5_000, maxRounds: 1 });
         // claim pipeline + EVAL after its NOSCRIPT; settle EVALSHA + EVAL after its NOSCRIPT
         expect(rest.requestsSince()).toBe(4);
         expect(report.acked).toBe(1);
       }
       await append('e3', 'p3');
-      await poller.round(Date.now() + 5_000);
+      await poller.run({ mode: 'drain', deadline: Date.now() + 5_000, maxRounds: 1 });
       expect(rest.requestsSince()).toBe(2);
       expect(seen).toEqual(['p1', 'p2', 'p3']);
       expect(await pending()).toBe(0);

@@ -1,5 +1,8 @@
 /** Small builders shared by the round suites: a fast config and handlers with known behaviour. */
-import type { ConsumerConfigInput } from '../../src/config';
+import type { ClaimResult, FreshRead } from '../../src/claim';
+import type { ConsumerConfig, ConsumerConfigInput } from '../../src/config';
+import { exchange } from '../../src/exchange';
+import type { RedisPort } from '../../src/redis/port';
 import { createProcessor, rawPayload } from '../../src/processor';
 import { decodeText } from '../../src/ground/text';
 import type { HandlerOutcome } from '../../src/verdict';
@@ -41,3 +44,19 @@ export const decideOptions = (over: object = {}) => ({
   now: Date.now,
   ...over,
 });
+
+/**
+ * One claim on its own (claim.lua, then the native read beside it when `read` is 'native'),
+ * with the whole default byte budget unless told: what a run's claim would take.
+ */
+export async function claimOnce(
+  port: RedisPort,
+  config: ConsumerConfig,
+  plan: { fresh: number; reclaim: number; read?: FreshRead; allowance?: number; alone?: boolean },
+): Promise<ClaimResult> {
+  const outcome = await exchange(port, config, {
+    claim: { allowance: config.maxRoundBytes, alone: true, read: 'lua', gate: `test.${Math.random().toString(36).slice(2)}`, ...plan },
+  });
+  if (outcome.claim === undefined) throw outcome.claimError;
+  return outcome.claim;
+}

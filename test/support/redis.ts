@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
+import { appendScript } from '../../src/generated/lua-scripts';
+import { sizeKeys } from '../../src/size-keys';
 
 /** A unique key prefix per test, so tests never collide on a shared server. */
 export function uniquePrefix(): string {
@@ -41,8 +43,18 @@ export async function dltRecords(admin: Redis, dlt: string): Promise<Array<Recor
   });
 }
 
-/** Appends an entry with the given string fields; returns its id. */
+/**
+ * Appends an entry with the given string fields, as the product's writers do (append.lua:
+ * the size is recorded beside it, so consumers read such streams natively); returns its id.
+ * `foreignAppend` is a plain XADD, as another writer would do it.
+ */
 export async function append(admin: Redis, stream: string, fields: Record<string, string | Buffer>): Promise<string> {
+  const sizes = sizeKeys(stream);
+  const flat = Object.entries(fields).flat();
+  return (await admin.eval(appendScript.text, 3, stream, sizes.counts, sizes.large, ...flat)) as string;
+}
+
+export async function foreignAppend(admin: Redis, stream: string, fields: Record<string, string | Buffer>): Promise<string> {
   const flat = Object.entries(fields).flat();
   return (await admin.xadd(stream, '*', ...flat)) as string;
 }

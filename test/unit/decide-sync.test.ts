@@ -9,7 +9,8 @@ import { decideAll, type DeliveryContext, type EntryProcessor } from '../../src/
 import type { StreamEntry } from '../../src/entry';
 import { parseConsumerConfig } from '../../src/config';
 import type { RedisPort } from '../../src/redis/port';
-import { decideRound, releasable, type RoundDeps } from '../../src/round';
+import { decideRound, orderingKeys, type RoundDeps } from '../../src/round';
+import { RunMemory } from '../../src/run-memory';
 import { Deferral, Rejection, Verdicts, type Verdict } from '../../src/verdict';
 import { decideOptions } from '../support/poller';
 
@@ -161,7 +162,7 @@ describe('decideAll with synchronous processors', () => {
       return Verdicts.ack();
     };
     const entries = [entry('1-0', 'a'), entry('2-0', 'b'), entry('3-0', 'a'), entry('4-0'), entry('5-0', 'a'), entry('6-0', 'b')];
-    const result = await decideAll(entries, process, options({ concurrency, orderingKey: keyOf }));
+    const result = await decideAll(entries, process, options({ concurrency, keys: entries.map(keyOf) }));
     expect(verdictsOf(result)).toEqual([
       Verdicts.retain('deferred'),
       Verdicts.ack(),
@@ -198,6 +199,7 @@ describe('decideRound stopping with synchronous processors', () => {
       port,
       config,
       now: Date.now,
+      memory: new RunMemory(),
       orderingKey: keyOf,
       process: (e) => {
         seen.push(e.id);
@@ -207,7 +209,7 @@ describe('decideRound stopping with synchronous processors', () => {
     const malformed: StreamEntry = { ...entry('4-0'), repeatsFieldName: true };
     const entries = [entry('1-0', 'a'), entry('2-0', 'b'), entry('3-0', 'c'), malformed, entry('5-0', 'a'), entry('6-0')];
     const held = new Set<string>();
-    const decided = await decideRound(deps, entries, Date.now() + 60_000, held, () => seen.length >= 2);
+    const decided = await decideRound(deps, entries, orderingKeys(deps, entries), Date.now() + 60_000, held, () => seen.length >= 2);
     expect(seen).toEqual(['1-0', '2-0']);
     expect(verdictsOf(decided)).toEqual([
       Verdicts.retain('deferred'),
@@ -218,11 +220,35 @@ describe('decideRound stopping with synchronous processors', () => {
       Verdicts.retain('deadline'),
     ]);
     expect(decided.handled).toBe(2);
-    expect(decided.started.size).toBe(2);
-    expect(entries.map((e) => decided.started.has(e))).toEqual([true, true, false, false, false, false]);
+    expect([...decided.handedOver]).toEqual([1, 1, 0, 0, 0, 0]);
     expect(decided.stoppedForDeadline).toBe(true);
     expect([...held]).toEqual(['a']);
-    // Released: never started and not behind a held key (5-0 waits behind 1-0's key a).
-    expect(releasable(deps, decided, held).map((e) => e.id)).toEqual(['3-0', '6-0']);
+    // Released: never started and not behind a held key; 5-0 waits behind 1-0's key a (held).
+    expect(decided.unstarted.map((e) => e.id)).toEqual(['3-0', '6-0']);
+    expect(decided.held.map((e) => e.id)).toEqual(['5-0']);
+  });
+
+  it('never starts an entry whose ordering key throws, and keeps it pending as held', async () => {
+    const seen: string[] = [];
+    const deps: RoundDeps = {
+      port,
+      config,
+      now: Date.now,
+      memory: new RunMemory(),
+      orderingKey: (e) => {
+        if (e.id === '2-0') throw new Error('no key for you');
+        return keyOf(e);
+      },
+      process: (e) => {
+        seen.push(e.id);
+        return Verdicts.ack();
+      },
+    };
+    const entries = [entry('1-0', 'a'), entry('2-0', 'b'), entry('3-0', 'c')];
+    const decided = await decideRound(deps, entries, orderingKeys(deps, entries), Date.now() + 60_000, new Set(), () => false);
+    expect(seen).toEqual(['1-0', '3-0']);
+    expect(verdictsOf(decided)).toEqual([Verdicts.ack(), Verdicts.retain('ordering_key'), Verdicts.ack()]);
+    expect(decided.held.map((e) => e.id)).toEqual(['2-0']);
+    expect(decided.unstarted).toEqual([]);
   });
 });

@@ -27,7 +27,7 @@ const busyWait = (ms: number) => {
 describe('runOrdered', () => {
   it('runs in index order with limit 1', async () => {
     const order: number[] = [];
-    await runOrdered([0, 1, 2, 3], 1, undefined, () => true, async (i) => {
+    await runOrdered(4, 1, undefined, () => 0, async (i) => {
       await tick(3 - i);
       order.push(i);
     });
@@ -40,7 +40,7 @@ describe('runOrdered', () => {
     let peak = 0;
     const activeKeys = new Set<string>();
     const finished: number[] = [];
-    await runOrdered(items, 3, (k) => k, () => true, async (i) => {
+    await runOrdered(items.length, 3, items, () => 0, async (i) => {
       const key = items[i]!;
       expect(activeKeys.has(key)).toBe(false);
       activeKeys.add(key);
@@ -58,7 +58,7 @@ describe('runOrdered', () => {
 
   it('starts nothing more once mayStart says no', async () => {
     const started: number[] = [];
-    await runOrdered([0, 1, 2], 1, undefined, () => started.length < 2, async (i) => {
+    await runOrdered(3, 1, undefined, () => (started.length < 2 ? 0 : undefined), async (i) => {
       started.push(i);
     });
     expect(started).toEqual([0, 1]);
@@ -106,7 +106,7 @@ describe('decideAll', () => {
       return Verdicts.ack();
     };
     const entries = [entry('1-0', 'x'), entry('2-0', 'y'), entry('3-0', 'x'), entry('4-0', 'y')];
-    const result = await decideAll(entries, process, options({ concurrency, orderingKey: keyOf }));
+    const result = await decideAll(entries, process, options({ concurrency, keys: entries.map(keyOf) }));
     expect(result.decisions.map((d) => d.verdict)).toEqual([
       Verdicts.retain('handler_error'),
       Verdicts.ack(),
@@ -125,7 +125,7 @@ describe('decideAll', () => {
       return Verdicts.ack();
     };
     const entries = [entry('1-0', 'x'), entry('2-0', 'y'), entry('3-0', 'x')];
-    await decideAll(entries, process, options({ concurrency: 4, orderingKey: keyOf }));
+    await decideAll(entries, process, options({ concurrency: 4, keys: entries.map(keyOf) }));
     expect(log.slice(0, 2).sort()).toEqual(['start 1-0', 'start 2-0']);
     expect(log.indexOf('start 3-0')).toBeGreaterThan(log.indexOf('end 1-0'));
   });
@@ -217,7 +217,8 @@ describe('decideAll', () => {
       return Verdicts.ack();
     };
     const malformed: StreamEntry = { ...entry('2-0', 'x'), repeatsFieldName: true };
-    const result = await decideAll([entry('1-0', 'x'), malformed, entry('3-0', 'x')], process, options({ concurrency: 2, orderingKey: keyOf }));
+    const entries = [entry('1-0', 'x'), malformed, entry('3-0', 'x')];
+    const result = await decideAll(entries, process, options({ concurrency: 2, keys: entries.map(keyOf) }));
     expect(result.decisions.map((d) => d.verdict)).toEqual([Verdicts.ack(), Verdicts.deadLetter('entry_malformed'), Verdicts.ack()]);
     expect(seen).toEqual(['1-0', '3-0']);
   });

@@ -8,8 +8,8 @@
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { claimResultOf } from '../../src/claim';
 import { Fields, parseEntries } from '../../src/entry';
+import type { EntryFields } from '../../src/entry-fields';
 import { ReplyShapeError } from '../../src/ground/errors';
 import { exactUtf8Text, surrogateEscapedText } from '../../src/ground/text';
 import type { RedisReply } from '../../src/redis/port';
@@ -91,12 +91,12 @@ describe('EntryFields', () => {
     expect(entry!.fields.get('payload')).toEqual(new Uint8Array(0));
   });
 
-  it('counts the last value of a repeated name once when estimating a batch’s bytes', () => {
+  it('counts the last value of a repeated name once when sizing an entry', () => {
     const repeated = [bytes('payload'), bytes('xxxxxxxxxx'), bytes('payload'), bytes('yy')];
-    const claim = claimResultOf({ fresh: 1, reclaim: 0 }, [[[bytes('s'), [[bytes('1-0'), repeated]]]]]);
-    // id (3) + "payload" (7) + its last value (2), as the Map it stands for holds.
-    expect(claim.bytes).toBe(3 + 7 + 2);
-    expect(claim.entries[0]!.repeatsFieldName).toBe(true);
+    const [entry] = parseEntries([[bytes('1-0'), repeated]], () => 1, false);
+    // "payload" (7) + its last value (2), as the Map it stands for holds.
+    expect((entry!.fields as EntryFields).byteSize()).toBe(7 + 2);
+    expect(entry!.repeatsFieldName).toBe(true);
   });
 
   it('shows its fields when inspected', () => {

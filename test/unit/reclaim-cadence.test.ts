@@ -1,29 +1,29 @@
 /**
  * Reclaim cadence (SPEC §5.1): a full reclaim on a run's first claim and after a short fresh
  * read; a probe (COUNT reclaimBatch / 10) when only the every-K rule asks for one; a probe
- * that finds anything makes the next claim a full reclaim.
+ * that finds anything makes the next claim a full reclaim; with K = 1 every claim reclaims
+ * in full.
  */
 import { describe, expect, it } from 'vitest';
-import type { ClaimPlan, ClaimResult } from '../../src/claim';
-import { probeCount, ReclaimCadence } from '../../src/reclaim-cadence';
+import { NOTHING_CLAIMED, type ClaimResult } from '../../src/claim';
+import { probeCount, ReclaimCadence, type Reclaim } from '../../src/reclaim-cadence';
 
-const answer = (plan: ClaimPlan, fresh: number, reclaimed = 0, deleted = 0): ClaimResult => ({
+const answer = (asked: number, fresh: number, reclaimed = 0, deleted = 0, cut = false): ClaimResult => ({
+  ...NOTHING_CLAIMED,
   entries: Array.from({ length: fresh + reclaimed }, () => ({}) as never),
   reclaimed,
   deletedIds: Array.from({ length: deleted }, (_, i) => `0-${i + 1}`),
-  nextCursor: plan.reclaim > 0 ? '0-0' : undefined,
-  freshRequested: plan.fresh,
-  bytes: 0,
+  freshRequested: asked,
+  cut,
 });
 
 /** Feeds the cadence `rounds` full fresh reads, each claimed as it asks; returns what it asked for each time. */
-function fullRounds(cadence: ReclaimCadence, rounds: number): Array<string | undefined> {
-  const asked: Array<string | undefined> = [];
+function fullRounds(cadence: ReclaimCadence, rounds: number): Reclaim[] {
+  const asked: Reclaim[] = [];
   for (let i = 0; i < rounds; i += 1) {
     const due = cadence.due();
     asked.push(due);
-    const plan = { fresh: 100, reclaim: due === undefined ? 0 : 10 };
-    cadence.claimed(plan, answer(plan, 100));
+    cadence.claimed(due, answer(100, 100));
   }
   return asked;
 }
@@ -34,11 +34,22 @@ describe('ReclaimCadence', () => {
     expect(fullRounds(cadence, 7)).toEqual(['full', undefined, undefined, 'probe', undefined, undefined, 'probe']);
   });
 
-  it('reclaims in full after a short fresh read', () => {
+  it('reclaims in full on every claim with K = 1 (no probes)', () => {
+    expect(fullRounds(new ReclaimCadence(1), 4)).toEqual(['full', 'full', 'full', 'full']);
+  });
+
+  it('reclaims in full after a short fresh read, but not after one cut short by the byte budget', () => {
     const cadence = new ReclaimCadence(10);
     fullRounds(cadence, 2);
-    const plan = { fresh: 100, reclaim: 0 };
-    cadence.claimed(plan, answer(plan, 99));
+    cadence.claimed(undefined, answer(100, 99, 0, 0, true));
+    expect(cadence.due()).toBeUndefined();
+    cadence.claimed(undefined, answer(100, 99));
+    expect(cadence.due()).toBe('full');
+  });
+
+  it('reclaims in full again after a reclaim the byte budget cut short', () => {
+    const cadence = new ReclaimCadence(10);
+    cadence.claimed('full', answer(100, 0, 3, 0, true));
     expect(cadence.due()).toBe('full');
   });
 
@@ -49,12 +60,10 @@ describe('ReclaimCadence', () => {
     const cadence = new ReclaimCadence(2);
     expect(fullRounds(cadence, 2)).toEqual(['full', undefined]);
     expect(cadence.due()).toBe('probe');
-    const plan = { fresh: 100, reclaim: 1 };
-    cadence.claimed(plan, answer(plan, 100, reclaimed, deleted));
+    cadence.claimed('probe', answer(100, 100, reclaimed, deleted));
     expect(cadence.due()).toBe('full');
     // A full reclaim that finds something does not repeat: the every-K rule takes over again.
-    const full = { fresh: 100, reclaim: 10 };
-    cadence.claimed(full, answer(full, 100, 10));
+    cadence.claimed('full', answer(100, 100, 10));
     expect(fullRounds(cadence, 3)).toEqual([undefined, 'probe', undefined]);
   });
 
