@@ -5,7 +5,7 @@
  * verdict; the ones never started, or still running at their timeout, are `retain`; an
  * entry that repeats a field name is `entry_malformed` whatever processor runs.
  */
-import type { StreamEntry } from './entry';
+import { hasMalformedFields, type StreamEntry } from './entry';
 import { CoreReasons } from './core-reasons';
 import type { Decision } from './settle';
 import type { ConsumerScope } from './telemetry/tracing';
@@ -153,8 +153,9 @@ class RoundDecider {
    */
   decide(index: number, now: number): Promise<void> | undefined {
     const entry = this.#entries[index]!;
-    if (entry.repeatsFieldName) {
-      // Ambiguous fields: no processor may pick a value (not even the origin check's).
+    if (hasMalformedFields(entry)) {
+      // A repeated name is ambiguous, a name that is not UTF-8 is no name: no processor may
+      // pick a value (not even the origin check's).
       this.#verdicts[index] = MALFORMED;
       return undefined;
     }

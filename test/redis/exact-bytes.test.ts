@@ -9,7 +9,6 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { claimEntries } from '../../src/claim';
 import { parseConsumerConfig } from '../../src/config';
 import { ensureGroup } from '../../src/groups';
 import { createPoller, type Poller } from '../../src/poller';
@@ -17,7 +16,7 @@ import { createProcessor, rawPayload } from '../../src/processor';
 import type { RedisPort } from '../../src/redis/port';
 import { createCommandConsumer } from '../../src/saga/command-consumer';
 import { clientKinds } from '../support/clients';
-import { fastConfig } from '../support/poller';
+import { claimOnce, fastConfig } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 import { dltRecords, pendingIds } from '../support/redis';
 import { command, handSigned, ROUTE } from './saga-fixtures';
@@ -130,8 +129,8 @@ describe.each(clientKinds)('exact bytes of field names and event ids over $name'
     await append(['event_id', 'e-two'], ['payload', 'x'], [Buffer.from([0xff]), 'a'], [Buffer.from([0xfe]), 'b'], ['\ufffd', 'c']);
     await append(['event_id', 'e-same'], ['payload', 'x'], [Buffer.from([0xff]), 'a'], [Buffer.from([0xff]), 'b']);
     const config = parseConsumerConfig(fastConfig(stream, { group: 'g-parse' }));
-    const fresh = await claimEntries(port, config, { fresh: 10, reclaim: 0 });
-    const reclaimed = await claimEntries(port, { ...config, minIdleMs: 0 }, { fresh: 10, reclaim: 10 });
+    const fresh = await claimOnce(port, config, { fresh: 10, reclaim: 0 });
+    const reclaimed = await claimOnce(port, { ...config, minIdleMs: 0 }, { fresh: 10, reclaim: 10 });
     for (const { entries } of [fresh, reclaimed]) {
       const [two, same] = entries;
       expect(two).toMatchObject({ fieldNameNotUtf8: true });
