@@ -7,13 +7,12 @@
  * with the shared libraries it needs that a bare Debian lacks (NSS, NSPR, expat: the
  * package's Amazon Linux set) and its fonts, so it runs with nothing installed.
  */
-import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createBrotliDecompress } from 'node:zlib';
+import { brotliDecompressSync } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
 
 export const SYSTEM_CHROMIUM = '/usr/bin/chromium';
@@ -79,7 +78,7 @@ async function unpackInto(home: string, bin: string): Promise<void> {
   const staging = mkdtempSync(`${home}.unpacking-`);
   try {
     await unpackBrowser(staging);
-    await untarBrotli(join(bin, 'al2023.tar.br'), join(staging, 'al2023'));
+    untarBrotli(join(bin, 'al2023.tar.br'), join(staging, 'al2023'));
     writeFileSync(join(staging, 'fonts', 'fonts.conf'), fontConfig(home));
     try {
       renameSync(staging, home);
@@ -110,14 +109,16 @@ function fontConfig(home: string): string {
   return `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(home, 'fonts', 'fonts')}</dir>\n  <cachedir>${join(home, 'fonts-cache')}</cachedir>\n</fontconfig>\n`;
 }
 
-/** `tar` is on every Debian; the archive holds plain files under lib/. */
-async function untarBrotli(archive: string, into: string): Promise<void> {
+/**
+ * Through a file, not a pipe: GNU tar may exit at the end-of-archive blocks before reading the
+ * record's padding, and a pipe into it then ends in "Premature close" (seen on a loaded machine).
+ * `tar` is on every Debian; the archive (~3 MB unpacked) holds plain files under lib/.
+ */
+function untarBrotli(archive: string, into: string): void {
   mkdirSync(into, { recursive: true });
-  const tar = spawn('tar', ['-x', '-C', into], { stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  tar.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve, reject) => tar.once('error', reject).once('close', resolve));
-  await pipeline(createReadStream(archive), createBrotliDecompress(), tar.stdin);
-  const code = await exited;
-  if (code !== 0) throw new Error(`tar -x of ${archive} failed (exit ${code}): ${stderr.trim()}`);
+  const tarFile = join(into, 'archive.tar');
+  writeFileSync(tarFile, brotliDecompressSync(readFileSync(archive)));
+  const tar = spawnSync('tar', ['-x', '-f', tarFile, '-C', into], { encoding: 'utf8' });
+  rmSync(tarFile);
+  if (tar.status !== 0) throw new Error(`tar -x of ${archive} failed (exit ${tar.status}): ${tar.stderr || tar.error?.message}`);
 }
