@@ -1,27 +1,28 @@
 /**
- * The ops dashboard in a real browser (issue 17 §1): headless Chromium (Debian's package,
- * driven by playwright-core, which downloads nothing) loads the dashboard of a running local
- * stack on real Redis, logs in through the form, and sees the oldest-pending-age chart drawn
- * from the samples the poll runs recorded; then browses a dead letter, redrives it after a
- * confirmation step, and sees it leave the DLT. Screenshots go to test/browser/.artifacts/
- * (git-ignored). Without Chromium the test fails saying how to install it.
+ * The ops dashboard in a real browser (issue 17 §1): headless Chromium (CHROMIUM_PATH, the
+ * system's, or the one an npm package ships: ./chromium.ts), driven by playwright-core, loads
+ * the dashboard of a running local stack on real Redis, logs in through the form, and sees the
+ * oldest-pending-age chart drawn from the samples the poll runs recorded; then browses a dead
+ * letter, redrives it after a confirmation step, and sees it leave the DLT. Screenshots go to
+ * test/browser/.artifacts/ (git-ignored).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyKeys } from '../../src/deployment/run-history';
 import { adminClient } from '../support/redis';
+import { launchChromium } from './chromium';
 import { ADMIN_TOKEN, placeOrder, startBrowserStack, type BrowserStack } from './stack';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_INSTALL_HINT = 'apt-get update && apt-get install -y chromium   (or set CHROMIUM_PATH to a Chromium binary)';
 const ARTIFACTS = fileURLToPath(new URL('./.artifacts/', import.meta.url));
 
 async function launch(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: the browser test needs one. Install it with:\n  ${CHROMIUM_INSTALL_HINT}`);
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const started = Date.now();
+  const { browser, chosen } = await launchChromium();
+  console.log(`browser: ${chosen.source} Chromium ${browser.version()} at ${chosen.executablePath} (ready in ${Date.now() - started} ms)`);
+  return browser;
 }
 
 /** Waits until `done()` holds (the stack polls right after each publish). */

@@ -4,7 +4,7 @@
  * scenario must end with zero violations; a failure prints the seed that replays it
  * (`npm run chaos -- --seed N --scenario name --quick`). CHAOS_SEED fixes the seed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bundleChild, type ChildBundle } from '../../chaos/fleet';
 import { runScenario } from '../../chaos/harness';
 import { randomSeed } from '../../chaos/rng';
@@ -18,6 +18,8 @@ const SCENARIO_TIMEOUT_MS = 120_000;
 describe(`chaos (bounded, seed ${seed})`, () => {
   let bundle: ChildBundle;
   beforeAll(async () => {
+    // The harness reads its database from CHAOS_POSTGRES_URL: the run's server unless you name one.
+    process.env.CHAOS_POSTGRES_URL ??= inject('databaseUrl');
     bundle = await bundleChild();
   });
   afterAll(() => bundle?.cleanup());

@@ -13,7 +13,7 @@ import { connectPg } from '../../src/postgres/pg';
 import { openPglite } from '../../src/postgres/pglite';
 import type { SqlDatabase } from '../../src/postgres/sql';
 import { parseTables } from '../../src/postgres/tables';
-import { openPgliteCopy, PG_URL, type DatabaseKind } from '../postgres/support/databases';
+import { openPgliteCopy, pgUrl, type DatabaseKind } from '../postgres/support/databases';
 
 export interface ExampleDatabase {
   readonly db: SqlDatabase;
@@ -35,9 +35,9 @@ export async function exampleDatabase(kind: DatabaseKind): Promise<ExampleDataba
     };
   }
   const name = `example_${randomBytes(4).toString('hex')}`;
-  const admin = connectPg({ connectionString: PG_URL, max: 1 });
+  const admin = connectPg({ connectionString: pgUrl(), max: 1 });
   await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(PG_URL);
+  const url = new URL(pgUrl());
   url.pathname = `/${name}`;
   const db = connectPg({ connectionString: url.toString() });
   await migrate(db, tables, [...MIGRATIONS, ...migrations]);

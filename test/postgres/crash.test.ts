@@ -10,15 +10,15 @@ import { describe, expect, inject, it } from 'vitest';
 import { connectPg } from '../../src/postgres/pg';
 import { openPglite } from '../../src/postgres/pglite';
 import { runCrashTest } from './crash/crash-run';
-import { openPgliteCopy, PG_URL } from './support/databases';
+import { openPgliteCopy, pgUrl } from './support/databases';
 
 describe('exactly-once effects under SIGKILL', () => {
   it('pg: 1,000 events, 4 kills', async () => {
     const report = await runCrashTest({
       events: 1_000,
       redisUrl: inject('redisUrl'),
-      openDb: async () => connectPg({ connectionString: PG_URL }),
-      childDatabase: { kind: 'pg', url: PG_URL },
+      openDb: async () => connectPg({ connectionString: pgUrl() }),
+      childDatabase: { kind: 'pg', url: pgUrl() },
       killAfterMs: [300, 1_500],
       selfKillProbability: 0.004,
       maxKills: 4,

@@ -20,7 +20,7 @@ import type { Tables } from '../../src/postgres/tables';
 import { verdictOfThrown } from '../../src/verdict';
 import { adminClient, uniquePrefix } from '../support/redis';
 import { startCommitCutProxy, type CommitCutProxy } from './support/commit-cut-proxy';
-import { freshTables, PG_URL } from './support/databases';
+import { freshTables, pgUrl } from './support/databases';
 
 describe('pg: uncertain commits, killed connections, conflicts, concurrent relays', () => {
   let db: SqlDatabase;
@@ -31,11 +31,11 @@ describe('pg: uncertain commits, killed connections, conflicts, concurrent relay
   let admin: Redis;
   const counter = () => `${tables.schema}.counter`;
   beforeAll(async () => {
-    db = connectPg({ connectionString: PG_URL });
+    db = connectPg({ connectionString: pgUrl() });
     ({ tables, drop } = await freshTables(db));
     await db.query(`CREATE TABLE ${counter()} (id int PRIMARY KEY, n int NOT NULL)`);
     await db.query(`INSERT INTO ${counter()} VALUES (1, 0), (2, 0)`);
-    const target = new URL(PG_URL);
+    const target = new URL(pgUrl());
     proxy = await startCommitCutProxy(target.hostname, Number(target.port || 5432));
     port = connectIoredis(inject('redisUrl'));
     admin = adminClient();
@@ -55,7 +55,7 @@ describe('pg: uncertain commits, killed connections, conflicts, concurrent relay
   const bump = (tx: SqlDatabase) => tx.query(`UPDATE ${counter()} SET n = n + 1 WHERE id = 1`);
 
   it('a COMMIT whose reply is lost is uncertain (retain); the redelivery finds the row the commit wrote', async () => {
-    const target = new URL(PG_URL);
+    const target = new URL(pgUrl());
     const through = connectPg({ connectionString: proxy.url(decodeURIComponent(target.username), target.pathname.slice(1)) });
     const inbox = createInbox(tables);
     const before = await count();
@@ -121,7 +121,7 @@ describe('pg: uncertain commits, killed connections, conflicts, concurrent relay
     });
     // No dedupe window: a row published twice would show up as a second entry.
     const publisher = createPublisher({ port, routes: { e: stream }, auth: { mode: 'exclusive-stream', producer: 'p' }, dedupeWindowSeconds: 0 });
-    const relays = Array.from({ length: 4 }, () => connectPg({ connectionString: PG_URL, max: 1 }));
+    const relays = Array.from({ length: 4 }, () => connectPg({ connectionString: pgUrl(), max: 1 }));
     try {
       const deadline = Date.now() + 15_000;
       while ((await db.query(`SELECT 1 FROM ${tables.outbox} WHERE sent_at IS NULL LIMIT 1`)).length > 0 && Date.now() < deadline) {
@@ -148,7 +148,7 @@ describe('pg: uncertain commits, killed connections, conflicts, concurrent relay
       }
     });
     const publisher = createPublisher({ port, routes: { e: stream }, auth: { mode: 'exclusive-stream', producer: 'p' } });
-    const other = connectPg({ connectionString: PG_URL, max: 1 });
+    const other = connectPg({ connectionString: pgUrl(), max: 1 });
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let holding!: () => void;

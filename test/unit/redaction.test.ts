@@ -3,6 +3,7 @@
  * usually turned into a string is scanned for the key in every common encoding, and so is
  * every error thrown while building them with the key present.
  */
+import { createHmac } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseStreamAuth, describeAuth } from '../../src/auth/modes';
@@ -81,12 +82,18 @@ describe('key material redaction', () => {
     expectNoSecret(SecretKey.fromBase64(Buffer.from(BINARY_KEY).toString('base64')));
   });
 
-  it('keeps the caller from changing a key after the fact', () => {
-    const bytes = Uint8Array.from(BINARY_KEY);
-    const key = new SecretKey(bytes);
-    bytes.fill(0);
-    expect(key.byteLength).toBe(32);
-    expectNoSecret(key);
+  it('keeps the caller from changing a key after the fact: it still signs with the bytes it was given', async () => {
+    const message = new TextEncoder().encode('entry to sign');
+    const expected = createHmac('sha256', Buffer.from(BINARY_KEY)).update(message).digest('hex');
+    for (const make of [(b: Uint8Array) => new SecretKey(b), (b: Uint8Array) => SecretKey.from(b)]) {
+      const bytes = Uint8Array.from(BINARY_KEY);
+      const key = make(bytes);
+      bytes.fill(0); // before the key is ever used: a key that kept the caller's array now signs with zeros
+      const signature = await crypto.subtle.sign('HMAC', await key.hmacKey(), message);
+      expect(Buffer.from(signature).toString('hex')).toBe(expected);
+      expect(key.byteLength).toBe(32);
+      expectNoSecret(key);
+    }
   });
 
   it('shows parsed modes by key id and producer only', () => {

@@ -1,8 +1,8 @@
 /**
  * The databases every Postgres suite runs against, like the Redis clients in
- * test/support/clients.ts: node-postgres on the machine's PostgreSQL service
- * (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; .ci/run makes sure
- * it runs) and PGlite. Each suite gets its own schema, so parallel runs never collide.
+ * test/support/clients.ts: node-postgres on the run's PostgreSQL server (`pgUrl()`:
+ * TEST_DATABASE_URL, or the private server test/support/postgres-setup.ts starts) and PGlite.
+ * Each suite gets its own schema, so parallel runs never collide.
  *
  * PGlite's first start runs initdb in WebAssembly (15–30 s on this machine); later starts
  * copy a template data folder made once per machine and take ~2 s.
@@ -11,20 +11,26 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 import { connectPg } from '../../../src/postgres/pg';
 import { openPglite } from '../../../src/postgres/pglite';
 import type { SqlDatabase } from '../../../src/postgres/sql';
 import { parseTables, type Tables } from '../../../src/postgres/tables';
 import { migrate } from '../../../src/postgres/migrate';
 
-export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The run's PostgreSQL server, from the project's global setup (test/support/postgres-setup.ts). */
+export function pgUrl(): string {
+  const url = inject('databaseUrl');
+  if (!url) throw new Error('no PostgreSQL server in this vitest project: add test/support/postgres-setup.ts to its globalSetup (vitest.config.ts)');
+  return url;
+}
 
 export interface DatabaseKind {
   readonly name: 'pg' | 'pglite';
   open(): Promise<SqlDatabase>;
 }
 
-export const pgKind: DatabaseKind = { name: 'pg', open: async () => connectPg({ connectionString: PG_URL }) };
+export const pgKind: DatabaseKind = { name: 'pg', open: async () => connectPg({ connectionString: pgUrl() }) };
 
 const PGLITE_TEMPLATE = join(tmpdir(), 'saga-streams-pglite-template-0.5.17');
 
