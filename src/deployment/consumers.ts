@@ -6,7 +6,7 @@
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth } from '../auth/modes';
 import { PostgresError } from '../postgres/errors';
-import type { Postgres } from './postgres';
+import type { Postgres } from './postgres-kit';
 import { ConfigError } from '../ground/errors';
 import { createSignedProcessor, type SignedDelivery } from '../admission/signed-processor';
 import type { ConsumerConfig } from '../config';
