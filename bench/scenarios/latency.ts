@@ -3,10 +3,10 @@
  * XADD each) and a continuous-mode poller in one process, so both read the same clock.
  */
 import { Redis } from 'ioredis';
-import { createPoller } from '../../src/poller';
+import { createPoller } from '../../src/consume/poller';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import { decodeText } from '../../src/ground/text';
-import { Verdicts } from '../../src/verdict';
+import { Verdicts } from '../../src/verdict/verdict';
 import { jsonPayload, signedFields } from '../fixtures';
 import { benchProcessor } from './processor';
 import { rssPeakMiB, type ScenarioResult } from './types';

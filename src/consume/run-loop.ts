@@ -35,21 +35,21 @@
  */
 import { NOTHING_CLAIMED, readShort, waitCommand, waitedEntries, type ClaimPlan, type ClaimResult, type FreshRead } from './claim';
 import type { ConsumerConfig } from './config';
-import type { StreamEntry } from './entry';
-import { EntryFields } from './entry-fields';
+import type { StreamEntry } from '../entry/entry';
+import { EntryFields } from '../entry/entry-fields';
 import { exchange, type ExchangeOutcome, type ExchangeRequest } from './exchange';
-import { CallbackError, RedisCommandError } from './ground/errors';
+import { CallbackError, RedisCommandError } from '../ground/errors';
 import { ensureGroup } from './groups';
 import { ReclaimCadence, type Reclaim } from './reclaim-cadence';
-import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
-import { meterPort, type MeteredPort } from './redis/metered';
-import type { RedisPort } from './redis/port';
-import type { ScriptCall } from './redis/script';
+import { boundByDeadline, DEADLINE_OVERRUN_MS } from '../redis/deadline';
+import { meterPort, type MeteredPort } from '../redis/metered';
+import type { RedisPort } from '../redis/port';
+import type { ScriptCall } from '../redis/script';
 import { heldEntry, holdCall, releaseCall, type HeldEntry } from './release';
 import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
 import { decideRound, orderingKeys, roundReport, sortUnstarted, type RoundDeps } from './round';
 import { RoundSizer, type ClaimRoom } from './round-size';
-import type { RunOptions } from './run';
+import type { RunOptions } from './run-options';
 import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
 import { sleep } from './wait';
 
