@@ -348,7 +348,11 @@ export class RunLoop {
       this.#scriptLoaded = true;
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
-      return { claim, claimedAt: this.#deps.now() };
+      const batch = { claim, claimedAt: this.#deps.now() };
+      if (!this.#failed) return batch;
+      // Another part of the exchange failed: the run stops, and this batch is given back unstarted.
+      this.#ahead = batch;
+      return undefined;
     }
     this.#taken.push(...outcome.taken);
     if (planned.plan.read === 'native' && isNoScript(outcome.claimError)) this.#scriptLoaded = false;
@@ -393,7 +397,8 @@ export class RunLoop {
     const ahead = this.#ahead === undefined ? { unstarted: [], held: [] } : sortUnstarted(this.#deps, this.#ahead.claim.entries, this.#heldKeys);
     const taken = sortUnstarted(this.#deps, this.#taken, this.#heldKeys);
     const held = [...this.#heldEntries.values()];
-    for (const entry of [...ahead.held, ...taken.held]) held.push(heldEntry(entry, this.#ahead?.claimedAt ?? now));
+    for (const entry of ahead.held) held.push(heldEntry(entry, this.#ahead!.claimedAt));
+    for (const entry of taken.held) held.push(heldEntry(entry, now));
     const toRelease = [...rounds.flatMap((round) => round.unstarted), ...ahead.unstarted, ...taken.unstarted];
     const request: ExchangeRequest = {
       settles: rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])),
