@@ -14,8 +14,8 @@
  * - `alternating`: signed entries, every other one with a traceparent (no layout reuse).
  */
 import { loadavg } from 'node:os';
-import { parseEntries, type StreamEntry } from '../src/entry';
-import * as processor from '../src/processor';
+import { parseEntries, type StreamEntry } from '../src/entry/entry';
+import * as processor from '../src/consume/processor';
 import type { RedisReply } from '../src/redis/port';
 import { jsonPayload, signedFields } from './fixtures';
 

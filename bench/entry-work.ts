@@ -17,12 +17,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { claimOutcome, type ClaimPlan } from '../src/claim';
-import { parseConsumerConfig } from '../src/config';
-import { addRound, EMPTY_RUN } from '../src/report';
-import { decideRound, orderingKeys, roundReport, type RoundDeps } from '../src/round';
-import { RunMemory } from '../src/run-memory';
-import { NOTHING_SETTLED, settleCall } from '../src/settle';
+import { claimOutcome, type ClaimPlan } from '../src/consume/claim';
+import { parseConsumerConfig } from '../src/consume/config';
+import { addRound, EMPTY_RUN } from '../src/consume/report';
+import { decideRound, orderingKeys, roundReport, type RoundDeps } from '../src/consume/round';
+import { RunMemory } from '../src/consume/run-memory';
+import { NOTHING_SETTLED, settleCall } from '../src/consume/settle';
 import type { RedisPort, RedisReply } from '../src/redis/port';
 import { jsonPayload, signedFields } from './fixtures';
 import { verifyTextbook } from './scenarios/raw-verify';

@@ -1,12 +1,14 @@
 /**
  * Benchmark fixtures: entries shaped like real ones (`event`, `event_id`, a JSON payload,
- * `key_id`, `sig`), appended in pipelined chunks. Signing happens once per entry here so
- * the measured consumers verify real signatures.
+ * `key_id`, `sig`), appended in pipelined chunks through append.lua (as the product's writers
+ * append). Signing happens once per entry here so the measured consumers verify real signatures.
  */
 import type { Cluster, Redis } from 'ioredis';
 import { SecretKey } from '../src/auth/secret';
 import { signEntry } from '../src/auth/signature';
 import { nodeHmac } from '../src/node/crypto';
+import { sizeKeys } from '../src/entry/size-keys';
+import { appendScript } from '../src/generated/lua-scripts';
 
 export const BENCH_KEY_ID = 'bench-1';
 /** The key's bytes, for the textbook verifier of `raw_verify` (the product gets the SecretKey). */
@@ -26,14 +28,35 @@ export async function signedFields(stream: string, eventId: string, payload: str
   return ['event', EVENT_TYPE, 'event_id', eventId, 'payload', payload, 'key_id', BENCH_KEY_ID, 'sig', sig];
 }
 
-/** Appends `count` signed entries (no group: each run makes its own, see resetGroup). */
+/**
+ * Appends one entry as the product's writers do: through append.lua, which records the
+ * entry's size beside it, so consumers read the stream natively (SPEC §5.1 "Byte budget").
+ */
+export async function appendEntry(redis: Redis | Cluster, stream: string, fields: readonly string[]): Promise<string> {
+  const sizes = sizeKeys(stream);
+  return (await redis.evalsha(await appendSha(redis), 3, stream, sizes.counts, sizes.large, ...fields)) as string;
+}
+
+const loaded = new WeakMap<Redis | Cluster, Promise<string>>();
+function appendSha(redis: Redis | Cluster): Promise<string> {
+  let sha = loaded.get(redis);
+  if (sha === undefined) {
+    sha = (redis as Redis).script('LOAD', appendScript.text) as Promise<string>;
+    loaded.set(redis, sha);
+  }
+  return sha;
+}
+
+/** Appends `count` signed entries (no group: each run makes its own, see resetGroup), as appendEntry does. */
 export async function prefillStream(redis: Redis | Cluster, stream: string, count: number, payloadBytes: number): Promise<void> {
-  await redis.del(stream);
+  const sizes = sizeKeys(stream);
+  await redis.del(stream, sizes.counts, sizes.large);
   const payload = jsonPayload(payloadBytes);
+  const sha = await appendSha(redis);
   for (let start = 0; start < count; start += PREFILL_CHUNK) {
     const pipeline = redis.pipeline();
     const end = Math.min(count, start + PREFILL_CHUNK);
-    for (let i = start; i < end; i += 1) pipeline.xadd(stream, '*', ...(await signedFields(stream, `ev-${i}`, payload)));
+    for (let i = start; i < end; i += 1) pipeline.evalsha(sha, 3, stream, sizes.counts, sizes.large, ...(await signedFields(stream, `ev-${i}`, payload)));
     await pipeline.exec();
   }
 }

@@ -8,9 +8,9 @@
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { StreamEntry } from '../src/entry';
+import type { StreamEntry } from '../src/entry/entry';
 import { traceHandling } from '../src/telemetry/tracing';
-import { Verdicts, type Verdict } from '../src/verdict';
+import { Verdicts, type Verdict } from '../src/verdict/verdict';
 
 const iterations = Number(process.argv[2] ?? 200_000);
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';

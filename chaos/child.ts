@@ -9,11 +9,11 @@ import { z } from 'zod';
 // does not load the HTTP and REST layers it never uses (restart time is fault-window time).
 import { createSignedProcessor } from '../src/admission/signed-processor';
 import { nodeHmac } from '../src/node/crypto';
-import { createPoller } from '../src/poller';
-import { jsonPayload } from '../src/processor';
+import { createPoller } from '../src/consume/poller';
+import { jsonPayload } from '../src/consume/processor';
 import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port';
 import type { RedisPort } from '../src/redis/port';
-import { Deferral, Rejection } from '../src/verdict';
+import { Deferral, Rejection } from '../src/verdict/verdict';
 import { Cluster, Redis } from 'ioredis';
 import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type HandlerAction, type RedisTarget, type RunLine, type StartLine } from './child-config';
 import { commitInPostgres } from './inbox';

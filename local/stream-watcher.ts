@@ -7,7 +7,7 @@
 import { command, type RedisPort } from '../src/redis/port';
 import { asArray, asText } from '../src/redis/reply';
 import { runCommand } from '../src/redis/script';
-import { sleep } from '../src/wait';
+import { sleep } from '../src/consume/wait';
 
 /** Longest a watcher blocks: also the longest stop waits for it. */
 export const WATCH_BLOCK_MS = 500;

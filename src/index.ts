@@ -23,14 +23,14 @@ export { connectRest } from './deployment/connect-rest';
 export type { SecretEnv } from './deployment/secrets';
 
 // Handler outcomes (SPEC §4)
-export { Rejection, Deferral, Verdicts } from './verdict';
-export type { HandlerOutcome, RetainCause, Verdict } from './verdict';
-export { CoreReasons } from './core-reasons';
-export type { Delivery, DeliveryHandler, PayloadDecoder } from './processor';
+export { Rejection, Deferral, Verdicts } from './verdict/verdict';
+export type { HandlerOutcome, RetainCause, Verdict } from './verdict/verdict';
+export { CoreReasons } from './verdict/core-reasons';
+export type { Delivery, DeliveryHandler, PayloadDecoder } from './consume/processor';
 export { DeadLetterReasons } from './auth/reasons';
 export type { DeadLetterReason } from './auth/reasons';
-export type { DeliveryContext, EntryProcessor } from './decide';
-export type { StreamEntry } from './entry';
+export type { DeliveryContext, EntryProcessor } from './consume/decide';
+export type { StreamEntry } from './entry/entry';
 
 // Errors: every one has a stable `code`
 export {
@@ -47,20 +47,20 @@ export { PublishError } from './publish/errors';
 export type { PublishErrorCode } from './publish/errors';
 
 // Building without a deployment config: a poller, a processor, a publisher
-export { createPoller } from './poller';
-export type { Poller, PollerOptions } from './poller';
-export { createProcessor, jsonPayload, rawPayload, textPayload } from './processor';
-export type { ConsumerConfig, ConsumerConfigInput } from './config';
-export type { RoundReport, RunReport } from './report';
-export type { RunMode, RunOptions } from './run';
+export { createPoller } from './consume/poller';
+export type { Poller, PollerOptions } from './consume/poller';
+export { createProcessor, jsonPayload, rawPayload, textPayload } from './consume/processor';
+export type { ConsumerConfig, ConsumerConfigInput } from './consume/config';
+export type { RoundReport, RunReport } from './consume/report';
+export type { RunMode, RunOptions } from './consume/run';
 export { createPublisher } from './publish/publisher';
 export type { Publisher, PublisherOptions, PublishResult } from './publish/publisher';
 export type { PublishEvent } from './publish/entry-fields';
 export { SecretKey } from './auth/secret';
 export type { KeyInput } from './auth/secret';
 export type { StreamAuth, StreamAuthInput } from './auth/modes';
-export { deriveStreamKeys } from './keys';
-export type { StreamKeys, StreamKeyOverrides } from './keys';
+export { deriveStreamKeys } from './entry/keys';
+export type { StreamKeys, StreamKeyOverrides } from './entry/keys';
 export type { RedisPort } from './redis/port';
 
 // Saga envelopes and consumers (SPEC §9)

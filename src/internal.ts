@@ -6,11 +6,11 @@
  */
 
 // Core: config, round, run loop, verdicts
-export { parseConsumerConfig, consumerConfigSchema, MAX_ROUND_WORK_MS } from './config';
-export type { ConsumerConfig, ConsumerConfigInput } from './config';
-export type { DeliveryContext, EntryProcessor } from './decide';
-export { Fields, fieldText, entryIdMillis } from './entry';
-export type { StreamEntry } from './entry';
+export { parseConsumerConfig, consumerConfigSchema, MAX_ROUND_WORK_MS } from './consume/config';
+export type { ConsumerConfig, ConsumerConfigInput } from './consume/config';
+export type { DeliveryContext, EntryProcessor } from './consume/decide';
+export { Fields, fieldText, entryIdMillis } from './entry/entry';
+export type { StreamEntry } from './entry/entry';
 export {
   SagaStreamsError,
   ConfigError,
@@ -21,22 +21,22 @@ export {
   errorCode,
 } from './ground/errors';
 export type { ConfigProblem, ErrorCode } from './ground/errors';
-export { ensureGroup } from './groups';
-export type { EnsureGroupResult } from './groups';
-export { deriveStreamKeys, isValidKeyName, isValidEventId } from './keys';
-export { hashTagOf } from './hash-tag';
-export type { StreamKeys, StreamKeyOverrides } from './keys';
-export { createPoller } from './poller';
-export { assertSingleSlot } from './assert-single-slot';
-export type { Poller, PollerOptions } from './poller';
-export { createProcessor, jsonPayload, rawPayload, textPayload, checkRequiredFields } from './processor';
-export { CoreReasons } from './core-reasons';
-export type { Delivery, DeliveryHandler, PayloadDecoder } from './processor';
-export type { RoundReport, RunReport } from './report';
-export { MIN_HANDLER_WINDOW_MS } from './run';
-export type { RunMode, RunOptions } from './run';
-export { Rejection, Deferral, Verdicts, verdictOfThrown, isValidReason } from './verdict';
-export type { HandlerOutcome, RetainCause, Verdict } from './verdict';
+export { ensureGroup } from './consume/groups';
+export type { EnsureGroupResult } from './consume/groups';
+export { deriveStreamKeys, isValidKeyName, isValidEventId } from './entry/keys';
+export { hashTagOf } from './entry/hash-tag';
+export type { StreamKeys, StreamKeyOverrides } from './entry/keys';
+export { createPoller } from './consume/poller';
+export { assertSingleSlot } from './entry/assert-single-slot';
+export type { Poller, PollerOptions } from './consume/poller';
+export { createProcessor, jsonPayload, rawPayload, textPayload, checkRequiredFields } from './consume/processor';
+export { CoreReasons } from './verdict/core-reasons';
+export type { Delivery, DeliveryHandler, PayloadDecoder } from './consume/processor';
+export type { RoundReport, RunReport } from './consume/report';
+export { MIN_HANDLER_WINDOW_MS } from './consume/run';
+export type { RunMode, RunOptions } from './consume/run';
+export { Rejection, Deferral, Verdicts, verdictOfThrown, isValidReason } from './verdict/verdict';
+export type { HandlerOutcome, RetainCause, Verdict } from './verdict/verdict';
 
 // Redis port (both clients share it) and the REST client
 export { meterPort } from './redis/metered';

@@ -1,13 +1,13 @@
 /**
  * Publish → handler latency in continuous mode: a steady publisher (signed entries, one
- * XADD each) and a continuous-mode poller in one process, so both read the same clock.
+ * append.lua each, as the product's writers append) and a continuous-mode poller in one process, so both read the same clock.
  */
 import { Redis } from 'ioredis';
-import { createPoller } from '../../src/poller';
+import { createPoller } from '../../src/consume/poller';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import { decodeText } from '../../src/ground/text';
-import { Verdicts } from '../../src/verdict';
-import { jsonPayload, signedFields } from '../fixtures';
+import { Verdicts } from '../../src/verdict/verdict';
+import { appendEntry, jsonPayload, signedFields } from '../fixtures';
 import { benchProcessor } from './processor';
 import { rssPeakMiB, type ScenarioResult } from './types';
 
@@ -50,7 +50,7 @@ export async function runLatency(params: LatencyParams): Promise<ScenarioResult>
     const wait = due - nowMs();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const fields = await signedFields(params.stream, `lat-${i}`, jsonPayload(300, nowMs()));
-    await producer.xadd(params.stream, '*', ...fields);
+    await appendEntry(producer, params.stream, fields);
   }
   const report = await running;
   producer.disconnect();

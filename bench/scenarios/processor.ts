@@ -5,9 +5,9 @@
  */
 import type { HmacEngine } from '../../src/auth/hmac';
 import { createSignedProcessor } from '../../src/admission/signed-processor';
-import type { EntryProcessor } from '../../src/decide';
+import type { EntryProcessor } from '../../src/consume/decide';
 import { nodeHmac, plainNodeHmac } from '../../src/node/crypto';
-import { rawPayload } from '../../src/processor';
+import { rawPayload } from '../../src/consume/processor';
 import { BENCH_KEY, BENCH_KEY_ID } from '../fixtures';
 
 const ENGINES: Record<'fast' | 'plain', HmacEngine> = { fast: nodeHmac, plain: plainNodeHmac };

@@ -3,7 +3,7 @@
  * verified, no-op committed handler, default config beyond batch and time limits — so it
  * measures whatever the run loop does today (overlap, byte budget) without changes here.
  */
-import { createPoller } from '../../src/poller';
+import { createPoller } from '../../src/consume/poller';
 import { connectIoredis, connectIoredisCluster } from '../../src/redis/ioredis-port';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';

@@ -3,8 +3,8 @@
  * with --stream). Record ids are DLT entry ids, unique per DLT; redrive finds the DLT
  * holding each id, and asks for --stream only if two hold the same one.
  */
-import type { ConsumerConfig } from '../../src/config';
-import { fieldText } from '../../src/entry';
+import type { ConsumerConfig } from '../../src/consume/config';
+import { fieldText } from '../../src/entry/entry';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { command, type RedisPort } from '../../src/redis/port';
 import { asArray } from '../../src/redis/reply';

@@ -2,7 +2,7 @@
 import { runPollJob, type PollJobOptions, type PollJobReport } from '../../src/deployment/jobs';
 import type { DeploymentRuntime } from '../../src/deployment/runtime';
 import { runLogLine } from '../../src/deployment/log';
-import type { RunMode } from '../../src/run';
+import type { RunMode } from '../../src/consume/run';
 import type { CommandContext } from '../context';
 import { parseDuration } from '../duration';
 import { UsageError } from '../exit-codes';

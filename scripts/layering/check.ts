@@ -1,6 +1,6 @@
 /**
  * The layering check over an import graph: no import from a layer to a higher one, no cycle
- * between modules, and every file in some layer. Pure (no file system), so its own test can
+ * between files, and every scanned file in some layer. Pure (no file system), so its own test can
  * feed it a small graph and watch it fail.
  */
 import type { ImportEdge } from './graph';
@@ -31,37 +31,25 @@ export function layerIndexOf(file: string, layers: readonly Layer[]): number {
   return best;
 }
 
-/**
- * The unit cycles are counted between: a folder of a top-level folder (src/redis,
- * src/dashboard, cli/commands, functions/aws), whatever it nests — how a module arranges its
- * own subfolders (a registry beside the contract its sections import) is its own business.
- * A file directly in a top-level folder (src/poller.ts, cli/run.ts, local/stack.ts) or at the
- * root is its own unit: those folders are flat namespaces of independent files, not modules
- * (taken whole, src/ would be in a cycle with nearly every folder under it).
- */
-export function moduleOf(file: string): string {
-  const parts = file.split('/');
-  return parts.length <= 2 ? file : parts.slice(0, 2).join('/');
-}
-
-function upwardAndUnplaced(edges: readonly ImportEdge[], layers: readonly Layer[]): Violation[] {
+function upwardAndUnplaced(edges: readonly ImportEdge[], files: readonly string[], layers: readonly Layer[]): Violation[] {
   const violations: Violation[] = [];
   const unplaced = new Set<string>();
+  // Every scanned file, imported or not, and every file an import reaches.
+  for (const file of [...files, ...edges.flatMap((edge) => [edge.from, edge.to])]) {
+    if (layerIndexOf(file, layers) < 0 && !unplaced.has(file)) {
+      unplaced.add(file);
+      violations.push({ kind: 'unplaced', file });
+    }
+  }
   for (const edge of edges) {
     const from = layerIndexOf(edge.from, layers);
     const to = layerIndexOf(edge.to, layers);
-    for (const [file, index] of [[edge.from, from], [edge.to, to]] as const) {
-      if (index < 0 && !unplaced.has(file)) {
-        unplaced.add(file);
-        violations.push({ kind: 'unplaced', file });
-      }
-    }
     if (from >= 0 && to > from) violations.push({ kind: 'upward', edge, fromLayer: layers[from]!.name, toLayer: layers[to]!.name });
   }
   return violations;
 }
 
-/** Strongly connected components of more than one module (Tarjan). */
+/** Strongly connected components of more than one file (Tarjan). */
 function stronglyConnected(graph: ReadonlyMap<string, ReadonlyMap<string, ImportEdge>>): string[][] {
   let counter = 0;
   const index = new Map<string, number>();
@@ -118,34 +106,29 @@ function cycleThrough(start: string, component: ReadonlySet<string>, graph: Read
   return [start];
 }
 
+/**
+ * Every cycle between files, wherever they sit: two files of one folder importing each other
+ * are as tangled as two folders (neither can be read, tested or moved without the other), and
+ * none is exempt.
+ */
 function cycles(edges: readonly ImportEdge[]): Violation[] {
-  // One witnessing import per pair of modules is enough to name the cycle.
+  // One witnessing import per pair of files is enough to name the cycle.
   const graph = new Map<string, Map<string, ImportEdge>>();
-  const fileUnits = new Set<string>();
   for (const edge of edges) {
-    const from = moduleOf(edge.from);
-    const to = moduleOf(edge.to);
-    for (const [file, module] of [[edge.from, from], [edge.to, to]]) if (file === module) fileUnits.add(module!);
-    if (from === to) continue;
-    if (!graph.has(from)) graph.set(from, new Map());
-    if (!graph.get(from)!.has(to)) graph.get(from)!.set(to, edge);
+    if (edge.from === edge.to) continue;
+    if (!graph.has(edge.from)) graph.set(edge.from, new Map());
+    if (!graph.get(edge.from)!.has(edge.to)) graph.get(edge.from)!.set(edge.to, edge);
   }
-  // Files of one flat folder importing each other is a cycle inside a folder, as it is
-  // between two files of src/redis/: not what this check is about.
-  const folderOf = (file: string) => file.slice(0, Math.max(file.lastIndexOf('/'), 0));
-  const betweenFolders = (component: readonly string[]) =>
-    component.some((module) => !fileUnits.has(module)) || new Set(component.map(folderOf)).size > 1;
-  return stronglyConnected(graph).filter(betweenFolders).map((component) => {
-    // Start from a folder when there is one, so the cycle shown is one that crosses folders.
-    const start = component.find((module) => !fileUnits.has(module)) ?? component[0]!;
-    const modules = cycleThrough(start, new Set(component), graph);
+  return stronglyConnected(graph).map((component) => {
+    const modules = cycleThrough(component[0]!, new Set(component), graph);
     const edges = modules.map((module, i) => graph.get(module)!.get(modules[(i + 1) % modules.length]!)!);
     return { kind: 'cycle', modules, edges, component };
   });
 }
 
-export function checkLayering(edges: readonly ImportEdge[], layers: readonly Layer[]): Violation[] {
-  return [...upwardAndUnplaced(edges, layers), ...cycles(edges)];
+/** The violations of `layers` by the import graph `edges` over the scanned `files`. */
+export function checkLayering(edges: readonly ImportEdge[], layers: readonly Layer[], files: readonly string[] = []): Violation[] {
+  return [...upwardAndUnplaced(edges, files, layers), ...cycles(edges)];
 }
 
 /** One line per violation, naming the files and layers involved. */

@@ -42,6 +42,11 @@ function resolveRelative(fromFile: string, specifier: string): string | undefine
   return undefined;
 }
 
+/** Every source file under `dirs` (relative to `root`), as repository paths: what the check must place. */
+export function sourceFiles(root: string, dirs: readonly string[]): string[] {
+  return dirs.flatMap((dir) => sourceFilesUnder(join(root, dir))).map((file) => toPosix(relative(root, file)));
+}
+
 /**
  * Edges between the repository's files under `dirs` (relative to `root`). An import that
  * resolves outside those folders is kept (its target is still a repository path) so the checker

@@ -3,11 +3,11 @@
  * core's identity checks, then the origin, then the payload decoder, then the handler,
  * which also learns the authenticated producer.
  */
-import type { DeliveryContext, EntryProcessor } from '../decide';
-import { Fields, type StreamEntry } from '../entry';
-import { checkFieldNames, checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../processor';
+import type { DeliveryContext, EntryProcessor } from '../consume/decide';
+import { Fields, type StreamEntry } from '../entry/entry';
+import { checkFieldNames, checkRequiredFields, DeliveryView, type Delivery, type PayloadDecoder } from '../consume/processor';
 import { isPromiseLike, type MaybePromise } from '../ground/maybe-promise';
-import { verdictOfHandler, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict';
+import { verdictOfHandler, verdictOfThrown, type HandlerOutcome, type Verdict } from '../verdict/verdict';
 import { traceHandling, traceRefused, tracingActive } from '../telemetry/tracing';
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';

@@ -4,10 +4,10 @@
  * signature; an exclusive stream is trusted by deployment (ACL) and names its producer.
  * Every failure is a dead-letter with `auth: true`, so rounds count it in `authRejected`.
  */
-import { Fields, type StreamEntry } from '../entry';
+import { Fields, type StreamEntry } from '../entry/entry';
 import { isPromiseLike, type MaybePromise } from '../ground/maybe-promise';
 import { exactUtf8Text } from '../ground/text';
-import { Verdicts, type Verdict } from '../verdict';
+import { Verdicts, type Verdict } from '../verdict/verdict';
 import { CanonicalEncoder, type SignedFields } from '../auth/canonical';
 import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
 import { parseStreamAuth, type StreamAuth, type StreamAuthInput } from '../auth/modes';

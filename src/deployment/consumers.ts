@@ -6,18 +6,18 @@
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth } from '../auth/modes';
 import { PostgresError } from '../postgres/errors';
-import type { Postgres } from './postgres';
+import type { Postgres } from './postgres-kit';
 import { ConfigError } from '../ground/errors';
 import { createSignedProcessor, type SignedDelivery } from '../admission/signed-processor';
-import type { ConsumerConfig } from '../config';
-import { createPoller, type Poller } from '../poller';
-import type { PayloadDecoder } from '../processor';
-import { rawPayload } from '../processor';
+import type { ConsumerConfig } from '../consume/config';
+import { createPoller, type Poller } from '../consume/poller';
+import type { PayloadDecoder } from '../consume/processor';
+import { rawPayload } from '../consume/processor';
 import type { RedisPort } from '../redis/port';
 import { createCapabilityCommandConsumer, createCommandConsumer, type CapabilityRoute, type CommandRoute } from '../saga/command-consumer';
 import type { SagaDelivery } from '../saga/delivery';
 import type { Publisher } from '../publish/publisher';
-import type { HandlerOutcome } from '../verdict';
+import type { HandlerOutcome } from '../verdict/verdict';
 import type { CommandEnvelope, ResultEnvelope } from '../saga/envelopes';
 import { createResultConsumer } from '../saga/result-consumer';
 

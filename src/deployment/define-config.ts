@@ -4,7 +4,7 @@
  * streams, producers able to sign what they publish, consumer budgets). The result is
  * frozen and holds no secret values — only environment variable names.
  */
-import { parseConsumerConfig, type ConsumerConfig } from '../config';
+import { parseConsumerConfig, type ConsumerConfig } from '../consume/config';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError, errorCode, type ConfigProblem } from '../ground/errors';
 import type { ConsumerFactory } from './consumers';

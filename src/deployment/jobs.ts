@@ -6,8 +6,8 @@
 import { failedPollRunRecord, recordJobRun, recordPollRun, pollRunRecord, type PollTarget } from './run-history';
 import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
 import { RedisCommandError } from '../ground/errors';
-import type { RunReport } from '../report';
-import { runDeadline, type RunMode } from '../run';
+import type { RunReport } from '../consume/report';
+import { runDeadline, type RunMode } from '../consume/run';
 import { runRetention, type RetentionReport } from '../retention/run';
 import { toCloudflareCron } from './cron';
 import type { DeploymentConfig } from './define-config';

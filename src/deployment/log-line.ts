@@ -20,7 +20,7 @@
  * Hand-written rather than zod: it ships in every bundle (the Worker's has a size budget)
  * and runs on hot paths.
  */
-import { COUNTERS } from '../report';
+import { COUNTERS } from '../consume/report';
 import { describeThrown } from '../ground/errors';
 
 export const LOG_LEVELS = ['info', 'warn', 'error'] as const;

@@ -3,7 +3,7 @@
  * log-line.ts; optionally in CloudWatch Embedded Metric Format so alarms can be built from
  * the log without a metrics client.
  */
-import { COUNTERS } from '../report';
+import { COUNTERS } from '../consume/report';
 import type { Backlog } from '../probes/backlog';
 import type { PollJobReport, RelayJobReport, TrimJobReport } from './jobs';
 import { formatLogLine, type CounterField, type Counters, type EmfSpec } from './log-line';

@@ -4,23 +4,13 @@
  * PGlite in the local stack) with the inbox and outbox over the configured table names.
  */
 import { PostgresError } from '../postgres/errors';
-import { createInbox, type Inbox } from '../postgres/inbox';
-import { createOutbox, type Outbox } from '../postgres/outbox';
-import type { SqlDatabase } from '../postgres/sql';
-import { parseTables, type Tables } from '../postgres/tables';
+import { createInbox } from '../postgres/inbox';
+import { createOutbox } from '../postgres/outbox';
+import { parseTables } from '../postgres/tables';
 import type { DeploymentConfig } from './define-config';
+import type { Postgres, PostgresContext } from './postgres-kit';
 
-export interface Postgres {
-  readonly db: SqlDatabase;
-  readonly tables: Tables;
-  readonly inbox: Inbox;
-  readonly outbox: Outbox;
-}
-
-export interface PostgresContext {
-  /** Opens the database; called at most once per runtime (again only after a failure). */
-  open(): Promise<SqlDatabase>;
-}
+export type { Postgres, PostgresContext } from './postgres-kit';
 
 export function postgresOf(config: DeploymentConfig, open: PostgresContext['open'] | undefined): () => Promise<Postgres> {
   let opened: Promise<Postgres> | undefined;

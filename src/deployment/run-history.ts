@@ -10,7 +10,7 @@ import { describeThrown } from '../ground/errors';
 import { opsRecordScript } from '../generated/lua-scripts';
 import { command } from '../redis/port';
 import { runOperations } from '../redis/script';
-import type { RunReport } from '../report';
+import type { RunReport } from '../consume/report';
 import { withTimeLimit } from '../ground/time-limit';
 import type { DeploymentRuntime } from './runtime';
 

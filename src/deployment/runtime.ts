@@ -7,8 +7,8 @@
 import { webCryptoHmac, type HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { parseStreamAuth } from '../auth/modes';
-import { withConsumerName } from '../config';
-import type { Poller } from '../poller';
+import { withConsumerName } from '../consume/config';
+import type { Poller } from '../consume/poller';
 import { createPublisher, type Publisher, type PublishResult } from '../publish/publisher';
 import type { RedisPort } from '../redis/port';
 import { parseRetentionConfig, type RetentionConfig } from '../retention/config';

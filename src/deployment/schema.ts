@@ -5,7 +5,7 @@
  * the NAMES of environment variables; their values are read at run time (secrets.ts).
  */
 import * as z from 'zod/mini';
-import { consumerConfigSchema, keyName } from '../config';
+import { consumerConfigSchema, keyName } from '../consume/config';
 import { DEFAULT_RELAY_BATCH, MAX_RELAY_BATCH } from '../postgres/relay';
 import { tablesSchema } from '../postgres/tables';
 import type { ConsumerFactory } from './consumers';

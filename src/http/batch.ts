@@ -8,7 +8,7 @@
 import * as z from 'zod/mini';
 import { isPaddedBase64 } from '../ground/base64';
 import { decodeUtf8Strict } from '../ground/text';
-import { isValidEventId } from '../keys';
+import { isValidEventId } from '../entry/keys';
 import { checkEvent, type PublishEvent } from '../publish/entry-fields';
 import { isValidTraceparent } from '../telemetry/traceparent';
 import type { Transport } from '../redis/port';

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { DeploymentRuntime } from '../deployment/runtime';
-import { isValidEventId } from '../keys';
+import { isValidEventId } from '../entry/keys';
 import type { PublishResult } from '../publish/publisher';
 import { isValidTraceparent } from '../telemetry/traceparent';
 import { checkBatch } from './batch';

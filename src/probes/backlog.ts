@@ -6,9 +6,9 @@
  * over (a poison pill) would look young forever. Ages use the Redis clock (TIME, sent in
  * the same round trip), the clock that assigned the ids.
  */
-import { entryIdMillis } from '../entry';
+import { entryIdMillis } from '../entry/entry';
 import { ReplyShapeError } from '../ground/errors';
-import { deriveStreamKeys } from '../keys';
+import { deriveStreamKeys } from '../entry/keys';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { decodeText } from '../ground/text';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';

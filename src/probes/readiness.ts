@@ -3,10 +3,10 @@
  * (ensured idempotently — which also surfaces missing ACL rights before real traffic).
  * Failures are values, not exceptions: a probe reports every problem it finds.
  */
-import { assertSingleSlot } from '../assert-single-slot';
-import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../config';
+import { assertSingleSlot } from '../entry/assert-single-slot';
+import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../consume/config';
 import { errorCode } from '../ground/errors';
-import { ensureGroup } from '../groups';
+import { ensureGroup } from '../consume/groups';
 import { command, type RedisPort } from '../redis/port';
 import { runCommand } from '../redis/script';
 

@@ -5,12 +5,12 @@
  */
 import * as z from 'zod/mini';
 import { checkStreamAuth, type StreamAuth } from '../auth/modes';
-import { keyName } from '../config';
+import { keyName } from '../consume/config';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { FrozenMap } from '../ground/frozen-map';
-import { hashTagOf, keyTagProblems } from '../hash-tag';
-import { deriveStreamKeys } from '../keys';
+import { hashTagOf, keyTagProblems } from '../entry/hash-tag';
+import { deriveStreamKeys } from '../entry/keys';
 import { IN_ENGLISH } from '../ground/zod-messages';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */

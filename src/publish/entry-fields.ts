@@ -6,8 +6,8 @@
 import { bytesOf } from '../auth/canonical';
 import type { HmacEngine } from '../auth/hmac';
 import { signEntry } from '../auth/signature';
-import { Fields } from '../entry';
-import { isValidEventId } from '../keys';
+import { Fields } from '../entry/entry';
+import { isValidEventId } from '../entry/keys';
 import type { RedisArg, Transport } from '../redis/port';
 import { isWellFormedUtf8 } from '../ground/text';
 import type { PublishRoute } from './config';

@@ -7,9 +7,9 @@
  */
 import type { HmacEngine } from '../auth/hmac';
 import { appendScript, publishScript } from '../generated/lua-scripts';
-import { sizeKeys } from '../size-keys';
+import { sizeKeys } from '../entry/size-keys';
 import { describeThrown } from '../ground/errors';
-import { hashTagOf } from '../hash-tag';
+import { hashTagOf } from '../entry/hash-tag';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
 import { runOperations, type Operation } from '../redis/script';

@@ -3,7 +3,7 @@
  * read from the DLT entry id (the Redis time the record was written), so the age bounds
  * become the XRANGE bounds and only the reason filter runs here.
  */
-import { entryIdMillis } from '../entry';
+import { entryIdMillis } from '../entry/entry';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
 import { command, type RedisPort } from '../redis/port';
 import { asArray } from '../redis/reply';

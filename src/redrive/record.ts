@@ -5,8 +5,8 @@
  * field by field (`orig_<name>`) or packed an entry too wide for that (`packed_original`).
  * The rules for refusing a record (`unrestorable`) mirror lua/redrive.lua's.
  */
-import type { StreamEntry } from '../entry';
-import { entryIdMillis } from '../entry';
+import type { StreamEntry } from '../entry/entry';
+import { entryIdMillis } from '../entry/entry';
 import type { RedisReply } from '../redis/port';
 import { decodeText } from '../ground/text';
 import { asArray, asText, isBytes } from '../redis/reply';

@@ -15,15 +15,15 @@
  * The marker prefix is this config's (`keys.markerPrefix`); the group is the record's, so a
  * redriver built for any group of the stream clears the marker of the group that rejected.
  */
-import type { ConsumerConfig } from '../config';
+import type { ConsumerConfig } from '../consume/config';
 import { ReplyShapeError } from '../ground/errors';
 import { redriveScript } from '../generated/lua-scripts';
-import { markerKeyFor } from '../marker-key';
-import { assertSingleSlot } from '../assert-single-slot';
+import { markerKeyFor } from '../entry/marker-key';
+import { assertSingleSlot } from '../entry/assert-single-slot';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asText } from '../redis/reply';
 import { runOperations, runScript } from '../redis/script';
-import { sizeKeys } from '../size-keys';
+import { sizeKeys } from '../entry/size-keys';
 import { listDeadLetters, type DeadLetterPage, type DeadLetterQuery } from './list';
 import { parseDeadLetterRecord, type DeadLetterRecord, type UnrestorableReason } from './record';
 

@@ -4,11 +4,11 @@
  * by field path, never echoing values; the result is frozen.
  */
 import * as z from 'zod/mini';
-import { keyName, memberName } from '../config';
+import { keyName, memberName } from '../consume/config';
 import { problemsOf } from '../ground/config-problems';
 import { ConfigError, type ConfigProblem } from '../ground/errors';
-import { keyTagProblems } from '../hash-tag';
-import { deriveStreamKeys, derivedDltProblems } from '../keys';
+import { keyTagProblems } from '../entry/hash-tag';
+import { deriveStreamKeys, derivedDltProblems } from '../entry/keys';
 import { IN_ENGLISH } from '../ground/zod-messages';
 
 const DAY_SECONDS = 24 * 3600;

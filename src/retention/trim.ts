@@ -9,7 +9,7 @@ import { ConfigError, ReplyShapeError } from '../ground/errors';
 import { trimScript } from '../generated/lua-scripts';
 import type { RedisPort } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
-import { sizeKeys } from '../size-keys';
+import { sizeKeys } from '../entry/size-keys';
 import { runScript } from '../redis/script';
 
 /** Why a trim did or did not delete: `trimmed` ran XTRIM (possibly removing 0 entries). */

@@ -8,9 +8,9 @@
 import * as z from 'zod/mini';
 import { DeadLetterReasons } from '../auth/reasons';
 import { problemsOf } from '../ground/config-problems';
-import type { Poller } from '../poller';
-import { jsonPayload } from '../processor';
-import { Verdicts, type Verdict } from '../verdict';
+import type { Poller } from '../consume/poller';
+import { jsonPayload } from '../consume/processor';
+import { Verdicts, type Verdict } from '../verdict/verdict';
 import { buildSagaPoller, type SagaConsumerOptions } from './consumer-options';
 import { commandEnvelopeSchema, definitionDigestSchema, type CommandEnvelope } from './envelopes';
 import { createEnvelopeProcessor } from './envelope-processor';

@@ -5,11 +5,11 @@
  */
 import type { HmacEngine } from '../auth/hmac';
 import { checkStreamAuth, type StreamAuth, type StreamAuthInput } from '../auth/modes';
-import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../config';
-import type { EntryProcessor } from '../decide';
-import type { StreamEntry } from '../entry';
+import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../consume/config';
+import type { EntryProcessor } from '../consume/decide';
+import type { StreamEntry } from '../entry/entry';
 import { ConfigError, errorCode, type ConfigProblem } from '../ground/errors';
-import { createPoller, type Poller } from '../poller';
+import { createPoller, type Poller } from '../consume/poller';
 import type { RedisPort } from '../redis/port';
 import type { SagaHandler } from './delivery';
 import { instanceOrderingKey } from './ordering';

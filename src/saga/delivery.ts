@@ -2,9 +2,9 @@
  * What a saga handler receives: the decoded envelope, who authentically sent it, the trace
  * context it carried, and how many times the entry has been delivered.
  */
-import type { StreamEntry } from '../entry';
+import type { StreamEntry } from '../entry/entry';
 import type { TraceContext } from '../telemetry/traceparent';
-import type { HandlerOutcome } from '../verdict';
+import type { HandlerOutcome } from '../verdict/verdict';
 
 export interface SagaDelivery<E> {
   readonly envelope: E;

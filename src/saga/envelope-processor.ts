@@ -8,11 +8,11 @@ import { DeadLetterReasons } from '../auth/reasons';
 import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { admittingProcessor, createAdmission, handleAdmitted, isVerdict, refused, type Admission } from '../admission/signed-processor';
-import type { DeliveryContext, EntryProcessor } from '../decide';
-import { Fields, fieldText, type StreamEntry } from '../entry';
-import type { PayloadDecoder } from '../processor';
+import type { DeliveryContext, EntryProcessor } from '../consume/decide';
+import { Fields, fieldText, type StreamEntry } from '../entry/entry';
+import type { PayloadDecoder } from '../consume/processor';
 import { parseTraceparent } from '../telemetry/traceparent';
-import { Verdicts, type Verdict } from '../verdict';
+import { Verdicts, type Verdict } from '../verdict/verdict';
 import type { SagaDelivery, SagaHandler } from './delivery';
 
 export interface EnvelopeProcessorSpec<E> {

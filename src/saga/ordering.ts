@@ -3,7 +3,7 @@
  * run one at a time and in stream order. Reads only `instance_id`; an entry that does not
  * parse gets no key (it will be dead-lettered by the pipeline anyway).
  */
-import { Fields, type StreamEntry } from '../entry';
+import { Fields, type StreamEntry } from '../entry/entry';
 import { decodeUtf8Strict } from '../ground/text';
 
 export function instanceOrderingKey(entry: StreamEntry): string | undefined {

@@ -24,11 +24,11 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
-import type { StreamEntry } from '../entry';
-import { Fields, fieldText } from '../entry';
+import type { StreamEntry } from '../entry/entry';
+import { Fields, fieldText } from '../entry/entry';
 import { parseTraceparent } from './traceparent';
 import { isPromiseLike } from '../ground/maybe-promise';
-import { verdictOfThrown, type Verdict } from '../verdict';
+import { verdictOfThrown, type Verdict } from '../verdict/verdict';
 
 const TRACER_NAME = 'saga-streams';
 /** What the API's proxy delegates to while no SDK is registered. */

@@ -6,7 +6,7 @@
 import { inject } from 'vitest';
 import { entryConsumer } from '../../src/deployment/consumers';
 import { defineConfig } from '../../src/deployment/define-config';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 import { startLocalStack, type LocalStack } from '../../local/stack';
 import { uniquePrefix } from '../support/redis';
 

@@ -57,6 +57,27 @@ describe('poll under a stalled Redis', () => {
     await proxy.close();
   }, 40_000);
 
+  it('exits within its budget + 1 s when Redis is stalled from the start (no unbounded setup)', async () => {
+    // The old CLI created the group first, with no deadline: it exited after 21 s on a 3 s budget.
+    const fixture = writeFixtureConfig();
+    const target = new URL(inject('redisUrl'));
+    const proxy = await startTcpProxy(target.hostname, Number(target.port));
+    proxy.freeze();
+    const startedAt = Date.now();
+    const child = spawn(process.execPath, [BIN, '--config', fixture.path, 'poll', 'things', '--budget', '3s', '--json'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', REDIS_URL: proxy.url, CLI_TEST_KEY: TEST_KEY },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    // The process's start (node, the config) comes first; the run's deadline is at most start + 3 s.
+    expect(Date.now() - startedAt).toBeLessThan(3_000 + 1_000 + 2_000);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/redis unreachable/);
+    await proxy.close();
+  }, 40_000);
+
   it('caps a --budget above runBudgetMs, saying so on stderr', async () => {
     const fixture = writeFixtureConfig();
     const io = recordingIo({ REDIS_URL: inject('redisUrl'), CLI_TEST_KEY: TEST_KEY });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { newestDeadLetters, readDeadLetter, searchDeadLetters, summarizeDeadLetters } from '../../src/dashboard/queries/dead-letters';
 import { planRedrive, redriveTarget } from '../../src/dashboard/queries/redrive';
 import type { DeploymentRuntime } from '../../src/deployment/runtime';
-import type { ConsumerConfig } from '../../src/config';
+import type { ConsumerConfig } from '../../src/consume/config';
 import { clientKinds } from '../support/clients';
 import { useRedisPerTest } from '../support/redis-suite';
 import { appendOrder, dashboardDeployment, dashboardRuntime, drain, ordersOf } from './fixture';

@@ -11,7 +11,7 @@ import { entryConsumer } from '../../src/deployment/consumers';
 import { defineConfig, type DeploymentConfig } from '../../src/deployment/define-config';
 import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
 import type { RedisPort } from '../../src/redis/port';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 
 export function dashboardDeployment(prefix: string): DeploymentConfig {
   const orders = `${prefix}:{o}:orders`;

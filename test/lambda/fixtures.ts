@@ -10,7 +10,7 @@ import { entryConsumer } from '../../src/deployment/consumers';
 import { defineConfig, type DeploymentConfig } from '../../src/deployment/define-config';
 import type { SecretEnv } from '../../src/deployment/secrets';
 import { meterPort, type MeteredPort } from '../../src/redis/metered';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 import { connectDeployment, type LambdaDeps } from '../../functions/aws/lib/deps';
 import type { SecretFetcher } from '../../functions/aws/lib/secret-env';
 

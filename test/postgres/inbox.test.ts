@@ -10,7 +10,7 @@ import { migrate } from '../../src/postgres/migrate';
 import { MIGRATIONS } from '../../src/postgres/migrations';
 import type { SqlDatabase } from '../../src/postgres/sql';
 import { parseTables, type Tables } from '../../src/postgres/tables';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 import { databaseKinds, uniqueSchema } from './support/databases';
 
 describe('table names', () => {

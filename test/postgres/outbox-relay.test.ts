@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createSignedProcessor } from '../../src/admission/signed-processor';
-import { createPoller } from '../../src/poller';
-import { rawPayload } from '../../src/processor';
+import { createPoller } from '../../src/consume/poller';
+import { rawPayload } from '../../src/consume/processor';
 import { createPublisher, type Publisher } from '../../src/publish/publisher';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';

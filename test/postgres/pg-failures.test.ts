@@ -17,7 +17,7 @@ import { connectPg } from '../../src/postgres/pg';
 import { relayOutbox } from '../../src/postgres/relay';
 import type { SqlDatabase } from '../../src/postgres/sql';
 import type { Tables } from '../../src/postgres/tables';
-import { verdictOfThrown } from '../../src/verdict';
+import { verdictOfThrown } from '../../src/verdict/verdict';
 import { adminClient, uniquePrefix } from '../support/redis';
 import { startCommitCutProxy, type CommitCutProxy } from './support/commit-cut-proxy';
 import { freshTables, pgUrl } from './support/databases';

@@ -7,8 +7,8 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createSignedProcessor } from '../../src/admission/signed-processor';
-import { createPoller } from '../../src/poller';
-import { rawPayload } from '../../src/processor';
+import { createPoller } from '../../src/consume/poller';
+import { rawPayload } from '../../src/consume/processor';
 import { createPublisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';

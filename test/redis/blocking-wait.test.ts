@@ -6,8 +6,8 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ensureGroup } from '../../src/groups';
-import { createPoller } from '../../src/poller';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller } from '../../src/consume/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
 import { ioredisKind } from '../support/clients';

@@ -5,12 +5,12 @@
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/ground/errors';
-import { markerKeyFor } from '../../src/marker-key';
+import { markerKeyFor } from '../../src/entry/marker-key';
 import { checkReadiness } from '../../src/probes/readiness';
-import { createPoller } from '../../src/poller';
+import { createPoller } from '../../src/consume/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { uniquePrefix } from '../support/redis';
 import { useClusterPerSuite } from '../support/redis-suite';

@@ -8,9 +8,9 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { parseConsumerConfig } from '../../src/config';
-import type { StreamEntry } from '../../src/entry';
-import { ensureGroup } from '../../src/groups';
+import { parseConsumerConfig } from '../../src/consume/config';
+import type { StreamEntry } from '../../src/entry/entry';
+import { ensureGroup } from '../../src/consume/groups';
 import { surrogateEscapedText } from '../../src/ground/text';
 import type { RedisPort } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';

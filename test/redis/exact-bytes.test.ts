@@ -9,10 +9,10 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { parseConsumerConfig } from '../../src/config';
-import { ensureGroup } from '../../src/groups';
-import { createPoller, type Poller } from '../../src/poller';
-import { createProcessor, rawPayload } from '../../src/processor';
+import { parseConsumerConfig } from '../../src/consume/config';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller, type Poller } from '../../src/consume/poller';
+import { createProcessor, rawPayload } from '../../src/consume/processor';
 import type { RedisPort } from '../../src/redis/port';
 import { createCommandConsumer } from '../../src/saga/command-consumer';
 import { clientKinds } from '../support/clients';

@@ -8,12 +8,12 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { claimScript, releaseScript, settleScript } from '../../src/generated/lua-scripts';
-import { ensureGroup } from '../../src/groups';
-import { createPoller } from '../../src/poller';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller } from '../../src/consume/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
-import type { RoundReport } from '../../src/report';
-import { Rejection } from '../../src/verdict';
+import type { RoundReport } from '../../src/consume/report';
+import { Rejection } from '../../src/verdict/verdict';
 import { clientKinds } from '../support/clients';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';

@@ -9,8 +9,8 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { claimScript } from '../../src/generated/lua-scripts';
-import { ensureGroup } from '../../src/groups';
-import { createPoller } from '../../src/poller';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller } from '../../src/consume/poller';
 import type { RedisPort, RedisReply } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';
 import { fastConfig, recordingProcessor } from '../support/poller';

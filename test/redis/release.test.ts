@@ -5,8 +5,8 @@
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ensureGroup } from '../../src/groups';
-import { createPoller } from '../../src/poller';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller } from '../../src/consume/poller';
 import type { RedisPort } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';

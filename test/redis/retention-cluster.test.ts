@@ -5,14 +5,14 @@
  */
 import type { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { parseConsumerConfig } from '../../src/config';
-import { createPoller } from '../../src/poller';
+import { parseConsumerConfig } from '../../src/consume/config';
+import { createPoller } from '../../src/consume/poller';
 import { probeBacklog } from '../../src/probes/backlog';
 import type { RedisPort } from '../../src/redis/port';
 import { createRedriver } from '../../src/redrive/redrive';
 import { parseRetentionConfig } from '../../src/retention/config';
 import { runRetention } from '../../src/retention/run';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { uniquePrefix } from '../support/redis';
 import { useClusterPerSuite } from '../support/redis-suite';

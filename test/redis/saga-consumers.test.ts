@@ -6,15 +6,15 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { StreamAuthInput } from '../../src/auth/modes';
-import { markerKeyFor } from '../../src/marker-key';
-import type { Poller } from '../../src/poller';
+import { markerKeyFor } from '../../src/entry/marker-key';
+import type { Poller } from '../../src/consume/poller';
 import { createPublisher, type Publisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
 import { createCapabilityCommandConsumer, createCommandConsumer } from '../../src/saga/command-consumer';
 import type { SagaDelivery } from '../../src/saga/delivery';
 import type { CommandEnvelope, ResultEnvelope } from '../../src/saga/envelopes';
 import { createResultConsumer } from '../../src/saga/result-consumer';
-import { Deferral, Rejection, type HandlerOutcome } from '../../src/verdict';
+import { Deferral, Rejection, type HandlerOutcome } from '../../src/verdict/verdict';
 import { clientKinds } from '../support/clients';
 import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig } from '../support/poller';

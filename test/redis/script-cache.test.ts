@@ -5,8 +5,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisProcess } from '../../local/redis-server';
-import { ensureGroup } from '../../src/groups';
-import { createPoller } from '../../src/poller';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller } from '../../src/consume/poller';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import { meterPort } from '../../src/redis/metered';
 import { fastConfig, recordingProcessor } from '../support/poller';

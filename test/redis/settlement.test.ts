@@ -5,12 +5,12 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { errorCode } from '../../src/ground/errors';
-import { ensureGroup } from '../../src/groups';
-import { markerKeyFor } from '../../src/marker-key';
-import { createPoller } from '../../src/poller';
+import { ensureGroup } from '../../src/consume/groups';
+import { markerKeyFor } from '../../src/entry/marker-key';
+import { createPoller } from '../../src/consume/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 import { clientKinds } from '../support/clients';
 import { useRedisPerTest } from '../support/redis-suite';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';
@@ -238,7 +238,7 @@ describe.each(clientKinds)('settlement over $name', (kind) => {
     await admin.xreadgroup('GROUP', 'g', 'gone', 'STREAMS', stream, '>');
     await admin.xdel(stream, ids[0]!);
     // XCLAIM would drop the deleted id from the PEL itself, so let real idle time pass instead
-    // (minIdleMs is at least runBudgetMs + 500 ms: src/config.ts).
+    // (minIdleMs is at least runBudgetMs + 500 ms: src/consume/config.ts).
     await sleepMs(750);
     const seen: string[] = [];
     const config = fastConfig(stream, { minIdleMs: 700, runBudgetMs: 200 });

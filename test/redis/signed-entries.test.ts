@@ -6,8 +6,8 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { StreamAuthInput } from '../../src/auth/modes';
-import { markerKeyFor } from '../../src/marker-key';
-import type { Poller } from '../../src/poller';
+import { markerKeyFor } from '../../src/entry/marker-key';
+import type { Poller } from '../../src/consume/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
 import { createCommandConsumer } from '../../src/saga/command-consumer';

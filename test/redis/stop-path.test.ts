@@ -7,11 +7,11 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CallbackError } from '../../src/ground/errors';
-import { ensureGroup } from '../../src/groups';
-import { createPoller } from '../../src/poller';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller } from '../../src/consume/poller';
 import type { RedisPort } from '../../src/redis/port';
-import { runReportOf } from '../../src/run';
-import type { RoundReport } from '../../src/report';
+import { runReportOf } from '../../src/consume/run';
+import type { RoundReport } from '../../src/consume/report';
 import { clientKinds } from '../support/clients';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';

@@ -10,7 +10,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StreamAuthInput } from '../../src/auth/modes';
-import { createPoller } from '../../src/poller';
+import { createPoller } from '../../src/consume/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
 import { createCommandConsumer } from '../../src/saga/command-consumer';

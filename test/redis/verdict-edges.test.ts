@@ -7,11 +7,11 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPoller, type Poller } from '../../src/poller';
-import { createProcessor, jsonPayload, textPayload } from '../../src/processor';
+import { createPoller, type Poller } from '../../src/consume/poller';
+import { createProcessor, jsonPayload, textPayload } from '../../src/consume/processor';
 import type { RedisPort } from '../../src/redis/port';
 import { createCommandConsumer } from '../../src/saga/command-consumer';
-import type { HandlerOutcome } from '../../src/verdict';
+import type { HandlerOutcome } from '../../src/verdict/verdict';
 import { clientKinds } from '../support/clients';
 import { fastConfig } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';

@@ -5,11 +5,11 @@
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { markerKeyFor } from '../../src/marker-key';
-import { createPoller, type Poller } from '../../src/poller';
-import { createProcessor, jsonPayload } from '../../src/processor';
+import { markerKeyFor } from '../../src/entry/marker-key';
+import { createPoller, type Poller } from '../../src/consume/poller';
+import { createProcessor, jsonPayload } from '../../src/consume/processor';
 import type { RedisPort } from '../../src/redis/port';
-import { Deferral, Rejection, type HandlerOutcome } from '../../src/verdict';
+import { Deferral, Rejection, type HandlerOutcome } from '../../src/verdict/verdict';
 import { clientKinds } from '../support/clients';
 import { useRedisPerTest } from '../support/redis-suite';
 import { append, dltRecords, pendingIds, pendingRows } from '../support/redis';

@@ -10,14 +10,14 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisProcess } from '../../local/redis-server';
 import { errorCode, RedisCommandError } from '../../src/ground/errors';
-import { createPoller, type Poller } from '../../src/poller';
-import { createProcessor, rawPayload } from '../../src/processor';
+import { createPoller, type Poller } from '../../src/consume/poller';
+import { createProcessor, rawPayload } from '../../src/consume/processor';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import { command, type RedisPort } from '../../src/redis/port';
 import { decodeText } from '../../src/ground/text';
 import { runCommand, runOperations } from '../../src/redis/script';
 import { connectUpstash, decodeRestReply } from '../../src/redis/upstash-port';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 import { uniquePrefix } from '../support/redis';
 import { ownRestServer, type OwnRest } from './fixture';
 

@@ -1,11 +1,11 @@
 /** Small builders shared by the round suites: a fast config and handlers with known behaviour. */
-import type { ClaimResult, FreshRead } from '../../src/claim';
-import type { ConsumerConfig, ConsumerConfigInput } from '../../src/config';
-import { exchange } from '../../src/exchange';
+import type { ClaimResult, FreshRead } from '../../src/consume/claim';
+import type { ConsumerConfig, ConsumerConfigInput } from '../../src/consume/config';
+import { exchange } from '../../src/consume/exchange';
 import type { RedisPort } from '../../src/redis/port';
-import { createProcessor, rawPayload } from '../../src/processor';
+import { createProcessor, rawPayload } from '../../src/consume/processor';
 import { decodeText } from '../../src/ground/text';
-import type { HandlerOutcome } from '../../src/verdict';
+import type { HandlerOutcome } from '../../src/verdict/verdict';
 
 /** Budgets small enough for tests, and consistent with §5.4 (minIdle > runBudget). */
 export function fastConfig(stream: string, overrides: Partial<ConsumerConfigInput> = {}): ConsumerConfigInput {

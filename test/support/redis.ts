@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { appendScript } from '../../src/generated/lua-scripts';
-import { sizeKeys } from '../../src/size-keys';
+import { sizeKeys } from '../../src/entry/size-keys';
 
 /** A unique key prefix per test, so tests never collide on a shared server. */
 export function uniquePrefix(): string {

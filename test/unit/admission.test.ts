@@ -9,11 +9,11 @@ import { webCryptoHmac, type HmacEngine } from '../../src/auth/hmac';
 import { SecretKey } from '../../src/auth/secret';
 import { signEntry } from '../../src/auth/signature';
 import { createSignedProcessor } from '../../src/admission/signed-processor';
-import type { DeliveryContext } from '../../src/decide';
-import type { StreamEntry } from '../../src/entry';
+import type { DeliveryContext } from '../../src/consume/decide';
+import type { StreamEntry } from '../../src/entry/entry';
 import { nodeHmac } from '../../src/node/crypto';
-import { rawPayload } from '../../src/processor';
-import type { Verdict } from '../../src/verdict';
+import { rawPayload } from '../../src/consume/processor';
+import type { Verdict } from '../../src/verdict/verdict';
 
 const STREAM = 'orders';
 const KEY = SecretKey.from('k'.repeat(MIN_KEY_BYTES));

@@ -1,6 +1,6 @@
 /** SPEC §5.4: every budget bounded, all problems listed by field path, nothing echoed. */
 import { describe, expect, it } from 'vitest';
-import { parseConsumerConfig } from '../../src/config';
+import { parseConsumerConfig } from '../../src/consume/config';
 import { ConfigError } from '../../src/ground/errors';
 
 const valid = { stream: 'orders', group: 'g', consumer: 'c', runBudgetMs: 60_000, minIdleMs: 120_000 };

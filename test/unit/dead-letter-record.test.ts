@@ -3,9 +3,9 @@
  * entry yields the same marker key settle wrote (the rule lives in settle.ts only).
  */
 import { describe, expect, it } from 'vitest';
-import { parseConsumerConfig } from '../../src/config';
-import { fieldText } from '../../src/entry';
-import { markerKeyFor } from '../../src/marker-key';
+import { parseConsumerConfig } from '../../src/consume/config';
+import { fieldText } from '../../src/entry/entry';
+import { markerKeyFor } from '../../src/entry/marker-key';
 import type { RedisPort, RedisReply } from '../../src/redis/port';
 import { listDeadLetters } from '../../src/redrive/list';
 import { unpackFields } from '../../src/redrive/packed';

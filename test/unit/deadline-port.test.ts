@@ -4,7 +4,7 @@
  * run past deadline + 1 s.
  */
 import { describe, expect, it } from 'vitest';
-import { createPoller } from '../../src/poller';
+import { createPoller } from '../../src/consume/poller';
 import type { RedisPort } from '../../src/redis/port';
 
 function silentPort(transport: 'tcp' | 'rest'): RedisPort & { sent: number } {

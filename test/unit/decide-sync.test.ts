@@ -5,13 +5,13 @@
  * hold, and a promise-returning processor in the same round is awaited and timed out as before.
  */
 import { describe, expect, it } from 'vitest';
-import { decideAll, type DeliveryContext, type EntryProcessor } from '../../src/decide';
-import type { StreamEntry } from '../../src/entry';
-import { parseConsumerConfig } from '../../src/config';
+import { decideAll, type DeliveryContext, type EntryProcessor } from '../../src/consume/decide';
+import type { StreamEntry } from '../../src/entry/entry';
+import { parseConsumerConfig } from '../../src/consume/config';
 import type { RedisPort } from '../../src/redis/port';
-import { decideRound, orderingKeys, type RoundDeps } from '../../src/round';
-import { RunMemory } from '../../src/run-memory';
-import { Deferral, Rejection, Verdicts, type Verdict } from '../../src/verdict';
+import { decideRound, orderingKeys, type RoundDeps } from '../../src/consume/round';
+import { RunMemory } from '../../src/consume/run-memory';
+import { Deferral, Rejection, Verdicts, type Verdict } from '../../src/verdict/verdict';
 import { decideOptions } from '../support/poller';
 
 const entry = (id: string, key?: string): StreamEntry => ({

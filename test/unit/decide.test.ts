@@ -1,9 +1,9 @@
 /** Bounded concurrency, ordering keys, timeouts and the deadline — pure logic, real timers. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decideAll, runOrdered, type EntryProcessor } from '../../src/decide';
-import type { StreamEntry } from '../../src/entry';
-import { createProcessor, rawPayload } from '../../src/processor';
-import { Rejection, Verdicts } from '../../src/verdict';
+import { decideAll, runOrdered, type EntryProcessor } from '../../src/consume/decide';
+import type { StreamEntry } from '../../src/entry/entry';
+import { createProcessor, rawPayload } from '../../src/consume/processor';
+import { Rejection, Verdicts } from '../../src/verdict/verdict';
 import { uninspectableValues } from '../support/thrown-values';
 import { decideOptions } from '../support/poller';
 

@@ -8,8 +8,8 @@
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Fields, parseEntries } from '../../src/entry';
-import type { EntryFields } from '../../src/entry-fields';
+import { Fields, parseEntries } from '../../src/entry/entry';
+import type { EntryFields } from '../../src/entry/entry-fields';
 import { ReplyShapeError } from '../../src/ground/errors';
 import { exactUtf8Text, surrogateEscapedText } from '../../src/ground/text';
 import type { RedisReply } from '../../src/redis/port';

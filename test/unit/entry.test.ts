@@ -9,12 +9,12 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeadLetterReasons } from '../../src/auth/reasons';
-import { Fields, hasMalformedFields, parseEntries } from '../../src/entry';
+import { Fields, hasMalformedFields, parseEntries } from '../../src/entry/entry';
 import { surrogateEscapedText } from '../../src/ground/text';
-import { CoreReasons } from '../../src/core-reasons';
-import { jsonPayload, textPayload } from '../../src/processor';
+import { CoreReasons } from '../../src/verdict/core-reasons';
+import { jsonPayload, textPayload } from '../../src/consume/processor';
 import type { RedisReply } from '../../src/redis/port';
-import { Rejection } from '../../src/verdict';
+import { Rejection } from '../../src/verdict/verdict';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const entryReply = (id: string, ...fields: string[]): RedisReply => [bytes(id), fields.map(bytes)];

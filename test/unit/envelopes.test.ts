@@ -10,7 +10,7 @@ import {
 } from '../../src/saga/envelopes';
 import { parseTraceparent } from '../../src/telemetry/traceparent';
 import { instanceOrderingKey } from '../../src/saga/ordering';
-import type { StreamEntry } from '../../src/entry';
+import type { StreamEntry } from '../../src/entry/entry';
 
 const DIGEST = 'a'.repeat(64);
 const command: CommandEnvelope = {

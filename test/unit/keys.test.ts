@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hashTagOf } from '../../src/hash-tag';
-import { isValidEventId, isValidEventIdBytes, isValidKeyName } from '../../src/keys';
+import { hashTagOf } from '../../src/entry/hash-tag';
+import { isValidEventId, isValidEventIdBytes, isValidKeyName } from '../../src/entry/keys';
 
 describe('key names', () => {
   it('follows Redis Cluster hash-tag rules', () => {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isValidEventIdBytes } from '../../src/keys';
+import { isValidEventIdBytes } from '../../src/entry/keys';
 import { checkEvent } from '../../src/publish/entry-fields';
 import { PublishError } from '../../src/publish/errors';
 

@@ -5,8 +5,8 @@
  * in full.
  */
 import { describe, expect, it } from 'vitest';
-import { NOTHING_CLAIMED, type ClaimResult } from '../../src/claim';
-import { probeCount, ReclaimCadence, type Reclaim } from '../../src/reclaim-cadence';
+import { NOTHING_CLAIMED, type ClaimResult } from '../../src/consume/claim';
+import { probeCount, ReclaimCadence, type Reclaim } from '../../src/consume/reclaim-cadence';
 
 const answer = (asked: number, fresh: number, reclaimed = 0, deleted = 0, cut = false): ClaimResult => ({
   ...NOTHING_CLAIMED,

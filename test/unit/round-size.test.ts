@@ -4,8 +4,8 @@
  * not estimated here but passed through to claim.lua (its room), which enforces it.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConsumerConfig } from '../../src/config';
-import { RoundSizer, type ClaimRoom } from '../../src/round-size';
+import { parseConsumerConfig } from '../../src/consume/config';
+import { RoundSizer, type ClaimRoom } from '../../src/consume/round-size';
 
 const config = (batch: number, reclaimBatch?: number) =>
   parseConsumerConfig({ stream: 's', group: 'g', consumer: 'c', batch, reclaimBatch, handlerTimeoutMs: 100, runBudgetMs: 60_000, minIdleMs: 120_000 });

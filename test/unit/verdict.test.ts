@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSignedProcessor } from '../../src/admission/signed-processor';
-import type { DeliveryContext, EntryProcessor } from '../../src/decide';
-import type { StreamEntry } from '../../src/entry';
+import type { DeliveryContext, EntryProcessor } from '../../src/consume/decide';
+import type { StreamEntry } from '../../src/entry/entry';
 import { describeThrown, errorCode } from '../../src/ground/errors';
-import { createProcessor, rawPayload } from '../../src/processor';
+import { createProcessor, rawPayload } from '../../src/consume/processor';
 import { createEnvelopeProcessor } from '../../src/saga/envelope-processor';
-import { Verdicts, verdictOfOutcome, verdictOfThrown } from '../../src/verdict';
+import { Verdicts, verdictOfOutcome, verdictOfThrown } from '../../src/verdict/verdict';
 import { uninspectableValues } from '../support/thrown-values';
 describe('verdictOfOutcome', () => {
   it.each([

@@ -5,9 +5,9 @@
  * reserve and a start-up allowance, so `minIdleMs > timeout` is checked against the very
  * numbers the handler runs with.
  */
-import type { ConsumerConfig } from '../../../src/config';
+import type { ConsumerConfig } from '../../../src/consume/config';
 import { RunDeadlineTooCloseError } from '../../../src/ground/errors';
-import { MIN_HANDLER_WINDOW_MS } from '../../../src/run';
+import { MIN_HANDLER_WINDOW_MS } from '../../../src/consume/run';
 
 /** Kept back from Lambda's remaining time: writing the report line and returning. */
 export const POLL_RESERVE_MS = 1_000;

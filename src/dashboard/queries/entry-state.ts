@@ -11,8 +11,8 @@
  * both pending and dead-lettered by the same group.
  */
 import { errorCode } from '../../ground/errors';
-import type { StreamKeys } from '../../keys';
-import { markerKeyFor } from '../../marker-key';
+import type { StreamKeys } from '../../entry/keys';
+import { markerKeyFor } from '../../entry/marker-key';
 import { command, type RedisPort, type RedisReply } from '../../redis/port';
 import { decodeText } from '../../ground/text';
 import { asArray, asInteger, asText, isBytes } from '../../redis/reply';

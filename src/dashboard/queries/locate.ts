@@ -17,9 +17,9 @@
  * Scans read pages (recent-entries.ts); the other reads of a stream share one round trip,
  * every key of one stream in each (Cluster-safe).
  */
-import type { StreamEntry } from '../../entry';
+import type { StreamEntry } from '../../entry/entry';
 import type { DeploymentConfig } from '../../deployment/define-config';
-import { isValidEventId } from '../../keys';
+import { isValidEventId } from '../../entry/keys';
 import { command, type RedisPort, type RedisReply } from '../../redis/port';
 import { decodeText } from '../../ground/text';
 import { asArray, isBytes } from '../../redis/reply';

@@ -8,7 +8,7 @@
  * page aims at PAGE_BYTES and the scan stops after `byteBudget`, saying so. Only what the
  * visitor keeps outlives its page.
  */
-import { Fields, parseEntries, type StreamEntry } from '../../entry';
+import { Fields, parseEntries, type StreamEntry } from '../../entry/entry';
 import { command, type RedisPort, type RedisReply } from '../../redis/port';
 import { asArray, asText, isBytes } from '../../redis/reply';
 import { runCommand } from '../../redis/script';

@@ -8,7 +8,7 @@
  * budget (an edge function has little memory and a CPU and time budget); the outcome says
  * when matching records may remain, and the operator confirms again for the rest.
  */
-import type { ConsumerConfig } from '../../config';
+import type { ConsumerConfig } from '../../consume/config';
 import type { RedisPort } from '../../redis/port';
 import { parseDeadLetterRecord, type DeadLetterRecord, type UnrestorableReason } from '../../redrive/record';
 import { createRedriver, REDRIVE_BATCH, type RedriveOutcome, type Redriver } from '../../redrive/redrive';

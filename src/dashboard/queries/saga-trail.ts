@@ -14,7 +14,7 @@
  * time (issued_at / completed_at), then by the order the deployment declares its streams.
  */
 import type { DeploymentConfig } from '../../deployment/define-config';
-import { Fields } from '../../entry';
+import { Fields } from '../../entry/entry';
 import { command, type RedisPort } from '../../redis/port';
 import { asArray } from '../../redis/reply';
 import { runOperations, runOperationsSettled } from '../../redis/script';

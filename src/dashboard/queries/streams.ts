@@ -3,9 +3,9 @@
  * names (DLT, marker prefix, dedupe prefix) derived the way its consumers and publishers
  * derive them — so a lookup finds exactly the keys the transport wrote.
  */
-import type { ConsumerConfig } from '../../config';
+import type { ConsumerConfig } from '../../consume/config';
 import type { DeploymentConfig } from '../../deployment/define-config';
-import { deriveStreamKeys, type StreamKeys } from '../../keys';
+import { deriveStreamKeys, type StreamKeys } from '../../entry/keys';
 
 export interface DeclaredStream {
   readonly stream: string;

@@ -5,7 +5,7 @@
  * scan is bounded and the page says how far it went.
  */
 import { Hono, type Context } from 'hono';
-import { entryIdMillis } from '../../entry';
+import { entryIdMillis } from '../../entry/entry';
 import type { DashboardContext, DashboardSection } from '../contract';
 import { sagaTrail, type SagaStep, type SagaTrail } from '../queries/saga-trail';
 import { MAX_SCAN_LIMIT } from '../queries/recent-entries';

@@ -8,8 +8,8 @@
  * argv[2]: JSON ChildConfig. Prints `ready` once connected (the parent's kill timer starts
  * then, so kills land in the work rather than in module loading) and `drained` at the end.
  */
-import { createPoller } from '../../../src/poller';
-import { createProcessor, rawPayload } from '../../../src/processor';
+import { createPoller } from '../../../src/consume/poller';
+import { createProcessor, rawPayload } from '../../../src/consume/processor';
 import { connectIoredis } from '../../../src/redis/ioredis-port';
 import { command } from '../../../src/redis/port';
 import { runCommand } from '../../../src/redis/script';

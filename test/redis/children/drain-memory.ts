@@ -5,9 +5,9 @@
  * holds, rather than garbage a collector has not reached yet.
  *   argv: <redisUrl> <stream> <maxRoundBytes> <expected entries>
  */
-import { createPoller } from '../../../src/poller';
+import { createPoller } from '../../../src/consume/poller';
 import { connectIoredis } from '../../../src/redis/ioredis-port';
-import { createProcessor, rawPayload } from '../../../src/processor';
+import { createProcessor, rawPayload } from '../../../src/consume/processor';
 
 const [redisUrl, stream, maxRoundBytes, expected] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;

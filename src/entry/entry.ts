@@ -1,8 +1,8 @@
 /** A stream entry as the transport hands it around, and the wire field names (SPEC §3.1). */
-import { ReplyShapeError } from './ground/errors';
-import type { RedisReply } from './redis/port';
-import { decodeText, exactUtf8Text, surrogateEscapedText } from './ground/text';
-import { asArray, asText, isBytes } from './redis/reply';
+import { ReplyShapeError } from '../ground/errors';
+import type { RedisReply } from '../redis/port';
+import { decodeText, exactUtf8Text, surrogateEscapedText } from '../ground/text';
+import { asArray, asText, isBytes } from '../redis/reply';
 import { EntryFields, layoutOf, NO_FIELDS, type FieldLayout } from './entry-fields';
 
 export const Fields = {

@@ -6,11 +6,11 @@
 import type { ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
 import { decideAll, KEY_FAILED, type DecideResult, type EntryProcessor, type OrderingKey } from './decide';
-import type { StreamEntry } from './entry';
-import type { RedisPort } from './redis/port';
+import type { StreamEntry } from '../entry/entry';
+import type { RedisPort } from '../redis/port';
 import type { RoundReport } from './report';
 import type { RunMemory } from './run-memory';
-import type { ConsumerScope } from './telemetry/tracing';
+import type { ConsumerScope } from '../telemetry/tracing';
 import type { Decision, SettleResult } from './settle';
 
 export interface RoundDeps {

@@ -35,21 +35,21 @@
  */
 import { NOTHING_CLAIMED, readShort, waitCommand, waitedEntries, type ClaimPlan, type ClaimResult, type FreshRead } from './claim';
 import type { ConsumerConfig } from './config';
-import type { StreamEntry } from './entry';
-import { EntryFields } from './entry-fields';
+import type { StreamEntry } from '../entry/entry';
+import { EntryFields } from '../entry/entry-fields';
 import { exchange, type ExchangeOutcome, type ExchangeRequest } from './exchange';
-import { CallbackError, RedisCommandError } from './ground/errors';
+import { CallbackError, RedisCommandError } from '../ground/errors';
 import { ensureGroup } from './groups';
 import { ReclaimCadence, type Reclaim } from './reclaim-cadence';
-import { boundByDeadline, DEADLINE_OVERRUN_MS } from './redis/deadline';
-import { meterPort, type MeteredPort } from './redis/metered';
-import type { RedisPort } from './redis/port';
-import type { ScriptCall } from './redis/script';
+import { boundByDeadline, DEADLINE_OVERRUN_MS } from '../redis/deadline';
+import { meterPort, type MeteredPort } from '../redis/metered';
+import type { RedisPort } from '../redis/port';
+import type { ScriptCall } from '../redis/script';
 import { heldEntry, holdCall, releaseCall, type HeldEntry } from './release';
 import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
 import { decideRound, orderingKeys, roundReport, sortUnstarted, type RoundDeps } from './round';
 import { RoundSizer, type ClaimRoom } from './round-size';
-import type { RunOptions } from './run';
+import type { RunOptions } from './run-options';
 import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
 import { sleep } from './wait';
 
@@ -348,7 +348,11 @@ export class RunLoop {
       this.#scriptLoaded = true;
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
-      return { claim, claimedAt: this.#deps.now() };
+      const batch = { claim, claimedAt: this.#deps.now() };
+      if (!this.#failed) return batch;
+      // Another part of the exchange failed: the run stops, and this batch is given back unstarted.
+      this.#ahead = batch;
+      return undefined;
     }
     this.#taken.push(...outcome.taken);
     if (planned.plan.read === 'native' && isNoScript(outcome.claimError)) this.#scriptLoaded = false;
@@ -393,7 +397,8 @@ export class RunLoop {
     const ahead = this.#ahead === undefined ? { unstarted: [], held: [] } : sortUnstarted(this.#deps, this.#ahead.claim.entries, this.#heldKeys);
     const taken = sortUnstarted(this.#deps, this.#taken, this.#heldKeys);
     const held = [...this.#heldEntries.values()];
-    for (const entry of [...ahead.held, ...taken.held]) held.push(heldEntry(entry, this.#ahead?.claimedAt ?? now));
+    for (const entry of ahead.held) held.push(heldEntry(entry, this.#ahead!.claimedAt));
+    for (const entry of taken.held) held.push(heldEntry(entry, now));
     const toRelease = [...rounds.flatMap((round) => round.unstarted), ...ahead.unstarted, ...taken.unstarted];
     const request: ExchangeRequest = {
       settles: rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])),

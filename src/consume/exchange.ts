@@ -10,11 +10,11 @@
  */
 import { claimOperations, claimOutcome, type ClaimPlan, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
-import type { StreamEntry } from './entry';
-import { RedisCommandError } from './ground/errors';
-import type { RedisPort, RedisReply } from './redis/port';
-import { asInteger } from './redis/reply';
-import { runOperationsSettled, type Operation, type ScriptCall } from './redis/script';
+import type { StreamEntry } from '../entry/entry';
+import { RedisCommandError } from '../ground/errors';
+import type { RedisPort, RedisReply } from '../redis/port';
+import { asInteger } from '../redis/reply';
+import { runOperationsSettled, type Operation, type ScriptCall } from '../redis/script';
 import { settleResultOf, type SettleResult } from './settle';
 
 export interface ExchangeRequest {

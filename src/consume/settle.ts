@@ -3,13 +3,13 @@
  * settle.lua call. Retained entries are simply left out: they stay in the PEL.
  */
 import type { ConsumerConfig } from './config';
-import { Fields, fieldText, type StreamEntry } from './entry';
-import { settleScript } from './generated/lua-scripts';
-import { markerKeyFor } from './marker-key';
-import type { RedisArg, RedisPort, RedisReply } from './redis/port';
-import { asArray, asInteger } from './redis/reply';
-import { runScript, type ScriptCall } from './redis/script';
-import type { Verdict } from './verdict';
+import { Fields, fieldText, type StreamEntry } from '../entry/entry';
+import { settleScript } from '../generated/lua-scripts';
+import { markerKeyFor } from '../entry/marker-key';
+import type { RedisArg, RedisPort, RedisReply } from '../redis/port';
+import { asArray, asInteger } from '../redis/reply';
+import { runScript, type ScriptCall } from '../redis/script';
+import type { Verdict } from '../verdict/verdict';
 
 export interface Decision {
   readonly entry: StreamEntry;

@@ -4,8 +4,8 @@
  * retried later (retain) — and anything else it throws is treated as transient (retain).
  * Transient failures are never dead-lettered, however many deliveries they took.
  */
-import { errorCode } from './ground/errors';
-import { isPromiseLike } from './ground/maybe-promise';
+import { errorCode } from '../ground/errors';
+import { isPromiseLike } from '../ground/maybe-promise';
 
 const REASON_PATTERN = /^[a-z0-9_]{1,64}$/;
 

@@ -9,10 +9,10 @@
  * Sent in the same round trip as the run's final settle.
  */
 import type { ConsumerConfig } from './config';
-import type { StreamEntry } from './entry';
-import { releaseScript } from './generated/lua-scripts';
-import type { RedisArg } from './redis/port';
-import type { ScriptCall } from './redis/script';
+import type { StreamEntry } from '../entry/entry';
+import { releaseScript } from '../generated/lua-scripts';
+import type { RedisArg } from '../redis/port';
+import type { ScriptCall } from '../redis/script';
 
 /** An entry held behind its ordering key: what is needed to put it back as it was. */
 export interface HeldEntry {

@@ -4,12 +4,12 @@
  * reclaim cursor, the PEL) lives in Redis.
  */
 import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from './config';
-import { assertSingleSlot } from './assert-single-slot';
+import { assertSingleSlot } from '../entry/assert-single-slot';
 import type { EntryProcessor } from './decide';
-import type { StreamEntry } from './entry';
-import { ConfigError } from './ground/errors';
+import type { StreamEntry } from '../entry/entry';
+import { ConfigError } from '../ground/errors';
 import { ensureGroup, type EnsureGroupResult } from './groups';
-import type { RedisPort } from './redis/port';
+import type { RedisPort } from '../redis/port';
 import { processRunMemory, type RunMemory } from './run-memory';
 import { runPoller, type RunOptions } from './run';
 import type { RunReport } from './report';

@@ -3,7 +3,7 @@
  * hashes, and the check every config with a `keyTag` runs on its keys (consumer, publisher
  * and retention configs once each wrote their own).
  */
-import type { ConfigProblem } from './ground/errors';
+import type { ConfigProblem } from '../ground/errors';
 
 /**
  * The part of a key Redis Cluster hashes: the text between the first `{` and the next `}`

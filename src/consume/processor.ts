@@ -3,13 +3,13 @@
  * decodes the payload, and maps the handler's outcome to a verdict. Signed entries and
  * saga envelopes build on the same pieces.
  */
-import { CoreReasons } from './core-reasons';
+import { CoreReasons } from '../verdict/core-reasons';
 import type { DeliveryContext, EntryProcessor } from './decide';
-import { Fields, fieldText, hasMalformedFields, type StreamEntry } from './entry';
-import { isValidEventIdBytes } from './keys';
-import { decodeUtf8Strict } from './ground/text';
-import { traceHandling, traceRefused, tracingActive } from './telemetry/tracing';
-import { Rejection, Verdicts, verdictOfHandler, type HandlerOutcome, type Verdict } from './verdict';
+import { Fields, fieldText, hasMalformedFields, type StreamEntry } from '../entry/entry';
+import { isValidEventIdBytes } from '../entry/keys';
+import { decodeUtf8Strict } from '../ground/text';
+import { traceHandling, traceRefused, tracingActive } from '../telemetry/tracing';
+import { Rejection, Verdicts, verdictOfHandler, type HandlerOutcome, type Verdict } from '../verdict/verdict';
 
 export interface Delivery<P> {
   readonly entry: StreamEntry;

@@ -14,13 +14,13 @@
  * - `none`: a reclaim only.
  */
 import type { ConsumerConfig } from './config';
-import { parseEntries, type StreamEntry } from './entry';
-import { RedisCommandError } from './ground/errors';
-import { claimScript } from './generated/lua-scripts';
-import { command, type RedisCommand, type RedisReply } from './redis/port';
-import { asArray, asInteger, asText } from './redis/reply';
-import type { Operation, ScriptCall } from './redis/script';
-import { sizeKeys } from './size-keys';
+import { parseEntries, type StreamEntry } from '../entry/entry';
+import { RedisCommandError } from '../ground/errors';
+import { claimScript } from '../generated/lua-scripts';
+import { command, type RedisCommand, type RedisReply } from '../redis/port';
+import { asArray, asInteger, asText } from '../redis/reply';
+import type { Operation, ScriptCall } from '../redis/script';
+import { sizeKeys } from '../entry/size-keys';
 
 export type FreshRead = 'lua' | 'native' | 'none';
 

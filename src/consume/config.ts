@@ -6,12 +6,12 @@
 // zod/mini: the functional API tree-shakes; classic zod's methods keep its whole API (and ~8 ms of
 // cold import) in every bundle. Same core, same checks, same messages.
 import * as z from 'zod/mini';
-import { problemsOf } from './ground/config-problems';
-import { ConfigError, type ConfigProblem } from './ground/errors';
-import { keyTagProblems } from './hash-tag';
-import { deriveStreamKeys, derivedKeyProblems, isValidKeyName, type StreamKeys } from './keys';
-import { IN_ENGLISH } from './ground/zod-messages';
-import { DEADLINE_OVERRUN_MS } from './redis/deadline';
+import { problemsOf } from '../ground/config-problems';
+import { ConfigError, type ConfigProblem } from '../ground/errors';
+import { keyTagProblems } from '../entry/hash-tag';
+import { deriveStreamKeys, derivedKeyProblems, isValidKeyName, type StreamKeys } from '../entry/keys';
+import { IN_ENGLISH } from '../ground/zod-messages';
+import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;

@@ -2,9 +2,9 @@
  * Group ensure (SPEC §5.5): idempotent creation with MKSTREAM. An existing group is never
  * reset — BUSYGROUP means someone created it first, which is success.
  */
-import { RedisCommandError } from './ground/errors';
-import { command, type RedisPort } from './redis/port';
-import { runCommand } from './redis/script';
+import { RedisCommandError } from '../ground/errors';
+import { command, type RedisPort } from '../redis/port';
+import { runCommand } from '../redis/script';
 
 export type EnsureGroupResult = 'created' | 'exists';
 

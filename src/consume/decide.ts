@@ -5,13 +5,13 @@
  * verdict; the ones never started, or still running at their timeout, are `retain`; an
  * entry that repeats a field name is `entry_malformed` whatever processor runs.
  */
-import { hasMalformedFields, type StreamEntry } from './entry';
-import { CoreReasons } from './core-reasons';
+import { hasMalformedFields, type StreamEntry } from '../entry/entry';
+import { CoreReasons } from '../verdict/core-reasons';
 import type { Decision } from './settle';
-import type { ConsumerScope } from './telemetry/tracing';
+import type { ConsumerScope } from '../telemetry/tracing';
 import { RoundTimeouts, type Expiring } from './timeouts';
-import { isPromiseLike } from './ground/maybe-promise';
-import { Verdicts, verdictOfAnswer, verdictOfThrown, type RetainCause, type Verdict } from './verdict';
+import { isPromiseLike } from '../ground/maybe-promise';
+import { Verdicts, verdictOfAnswer, verdictOfThrown, type RetainCause, type Verdict } from '../verdict/verdict';
 
 export interface DeliveryContext {
   /** Aborted when the handler's time is up; the entry is retained whatever happens after. */

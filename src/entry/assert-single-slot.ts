@@ -3,7 +3,7 @@
  * stream needs a hash tag, and its DLT, markers, cursor and dedupe records must carry it.
  * Checked where a port is known to be a Cluster (poller, readiness probe, redrive).
  */
-import { ConfigError } from './ground/errors';
+import { ConfigError } from '../ground/errors';
 import { hashTagOf } from './hash-tag';
 import type { StreamKeys } from './keys';
 

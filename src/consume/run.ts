@@ -5,28 +5,17 @@
  * overlap (SPEC §5.1): see run-loop.ts for how, and for the rules that keep it safe.
  */
 import { MIN_HANDLER_WINDOW_MS, type ConsumerConfig } from './config';
-import { RunDeadlineTooCloseError } from './ground/errors';
-import type { RoundReport, RunReport } from './report';
+import { RunDeadlineTooCloseError } from '../ground/errors';
+import type { RunReport } from './report';
+import type { RunOptions } from './run-options';
 import { consumerScope, type RoundDeps } from './round';
 import { RunLoop } from './run-loop';
-import { traceRun } from './telemetry/tracing';
+import { traceRun } from '../telemetry/tracing';
 
 // Config validation refuses a run budget that leaves less (config.ts), so it lives there.
 export { MIN_HANDLER_WINDOW_MS };
 
-export type RunMode = 'drain' | 'continuous';
-
-export interface RunOptions {
-  readonly mode: RunMode;
-  /** Epoch ms; clamped to start + config.runBudgetMs so minIdle > run duration holds. */
-  readonly deadline?: number;
-  /** Stops the run: no handler starts after it fires, a blocking wait ends at once; unstarted entries are released. */
-  readonly signal?: AbortSignal;
-  /** Called with each round's report once its settle was answered. A hook that throws stops the run (after its final settle). */
-  readonly onRound?: (report: RoundReport) => void;
-  /** Ends the run after this many rounds (1: one claim, handled and settled). */
-  readonly maxRounds?: number;
-}
+export type { RunMode, RunOptions } from './run-options';
 
 /**
  * What a failed run got done before it failed: every error a run throws carries its report
