@@ -11,8 +11,8 @@
  * snapshot started are judged by it.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { RunLine, StartLine } from './child-config';
-import { idKey } from './ids';
+import type { EarlyAckLine, RunLine, StartLine } from './child-config';
+import { compareIds, idKey } from './ids';
 import type { InboxState } from './inbox';
 import { LedgerReader } from './ledger';
 import { packedPairs } from './msgpack';
@@ -80,6 +80,8 @@ export class History {
   runs = 0;
   runErrors = 0;
   snapshots = 0;
+  /** Entries a handler held that Redis no longer counted as delivered (its last-delivered id fell back). */
+  forgottenDeliveries = 0;
 
   constructor(
     readonly stream: string,
@@ -162,6 +164,20 @@ export class History {
         this.violate('I6', `run ${line.pid} ${line.startedAt}`, `run of pid ${line.pid} still running ${late} ms after its deadline`);
       }
     }
+  }
+
+  // ---- I2: the handlers' direct probe ----
+
+  /** A handler, inside its time limit and before its commit, found its entry gone from the PEL. */
+  earlyAck(line: EarlyAckLine): 'forgotten' | 'violation' {
+    if (line.lastDelivered !== undefined && compareIds(line.entryId, line.lastDelivered) > 0) {
+      // Not an ack: the group's last-delivered id fell back below an entry Redis had
+      // handed out (a Redis restart lost the delivery). Reported, not blamed on the product.
+      this.forgottenDeliveries += 1;
+      return 'forgotten';
+    }
+    this.violate('I2', `early ${line.group} ${line.entryId}`, `entry ${line.entryId} left ${line.group}'s PEL while its handler (pid ${line.pid}) was still running, before its commit (last-delivered ${line.lastDelivered ?? '?'})`);
+    return 'violation';
   }
 
   // ---- the ledgers ----

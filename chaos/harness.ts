@@ -14,7 +14,6 @@ import { startRedisServer } from '../local/redis-server';
 import { startFaultProxy, type FaultProxy } from '../test/support/fault-proxy';
 import type { ChildConfig, ChildSettings, RedisTarget } from './child-config';
 import { createInbox, DEFAULT_POSTGRES_URL, dropInbox, inboxTables, readInbox } from './inbox';
-import { compareIds } from './ids';
 import { History, INVARIANTS, type Invariant, type Violation } from './checker';
 import { Fleet } from './fleet';
 import { poisonCatalogue, type SigningKey } from './poison';
@@ -208,7 +207,6 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
   if (tables) await createInbox(postgresUrl, tables);
   let faults = 0;
   let trimmed = 0;
-  let forgottenDeliveries = 0;
   let reaped = 0;
   let publishing = true;
   let done = false;
@@ -216,15 +214,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
   const fleet = new Fleet(options.bundle, HMAC_KEY.secret, {
     onRun: (line) => history.runEnded(line),
     onStart: (line) => history.runStarted(line),
-    onEarlyAck: (line) => {
-      if (line.lastDelivered !== undefined && compareIds(line.entryId, line.lastDelivered) > 0) {
-        // Not an ack: the group's last-delivered id fell back below an entry Redis had
-        // handed out (a Redis restart lost the delivery). Reported, not blamed on the product.
-        forgottenDeliveries += 1;
-        return;
-      }
-      history.violate('I2', `early ${line.group} ${line.entryId}`, `entry ${line.entryId} left ${line.group}'s PEL while its handler (pid ${line.pid}) was still running, before its commit (last-delivered ${line.lastDelivered ?? '?'})`);
-    },
+    onEarlyAck: (line) => history.earlyAck(line),
     onCrash: (slot, pid, code, signal, stderr) => {
       history.processGone(pid);
       history.violate('I3', `crash ${slot} ${pid}`, `poll process ${slot} (pid ${pid}) died on its own (exit ${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
@@ -379,7 +369,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
       kills: fleet.kills,
       faults,
       ...(def.retention ? { trimmed, reaped } : {}),
-      forgottenDeliveries,
+      forgottenDeliveries: history.forgottenDeliveries,
       snapshots: history.snapshots,
       durationMs: Date.now() - startedAt,
       replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,
