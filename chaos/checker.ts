@@ -82,6 +82,8 @@ export class History {
   snapshots = 0;
   /** Entries a handler held that Redis no longer counted as delivered (its last-delivered id fell back). */
   forgottenDeliveries = 0;
+  /** Entries a handler found acked under it, by another consumer that had committed them (a late ack). */
+  lateAcksOfCommitted = 0;
 
   constructor(
     readonly stream: string,
@@ -168,15 +170,28 @@ export class History {
 
   // ---- I2: the handlers' direct probe ----
 
-  /** A handler, inside its time limit and before its commit, found its entry gone from the PEL. */
-  earlyAck(line: EarlyAckLine): 'forgotten' | 'violation' {
+  /**
+   * A handler, inside its time limit and before its commit, found its entry gone from the
+   * PEL (chaos/probe.ts). Someone acked it; that is I2 only if no ledger holds the entry's
+   * commit for this group. The ledgers are read now, after the probe read the PEL (the
+   * snapshot rule of this file's header): an ack the probe saw had its commit written
+   * before it was sent. A commit found is another consumer's (or an earlier delivery's)
+   * whose ack arrived late — a stalled connection held it past minIdle, and this handler
+   * had reclaimed the entry meanwhile. At-least-once, not an ack before commit.
+   */
+  earlyAck(line: EarlyAckLine): 'forgotten' | 'late-ack' | 'violation' {
     if (line.lastDelivered !== undefined && compareIds(line.entryId, line.lastDelivered) > 0) {
       // Not an ack: the group's last-delivered id fell back below an entry Redis had
       // handed out (a Redis restart lost the delivery). Reported, not blamed on the product.
       this.forgottenDeliveries += 1;
       return 'forgotten';
     }
-    this.violate('I2', `early ${line.group} ${line.entryId}`, `entry ${line.entryId} left ${line.group}'s PEL while its handler (pid ${line.pid}) was still running, before its commit (last-delivered ${line.lastDelivered ?? '?'})`);
+    this.readLedgers();
+    if (this.commits.get(line.group)?.has(line.entryId)) {
+      this.lateAcksOfCommitted += 1;
+      return 'late-ack';
+    }
+    this.violate('I2', `early ${line.group} ${line.entryId}`, `entry ${line.entryId} left ${line.group}'s PEL while its handler (pid ${line.pid}) was still inside its time limit, and no ledger holds its commit (last-delivered ${line.lastDelivered ?? '?'})`);
     return 'violation';
   }
 

@@ -96,6 +96,9 @@ async function main(config: ChildConfig): Promise<void> {
     }
   };
 
+  // The current run's deadline (runs follow one another in a process): with the product's
+  // own settle time (delivery.deadline) it bounds the probe's window.
+  let runDeadline = Number.POSITIVE_INFINITY;
   const processor = createSignedProcessor<Payload>({
     stream: config.stream,
     auth: { mode: 'hmac', keyId: config.keyId, key, producer: config.producer },
@@ -103,12 +106,13 @@ async function main(config: ChildConfig): Promise<void> {
     hmac: nodeHmac, // native HMAC, as every Node entry point uses
     handler: async (delivery) => {
       const handlerStarted = Date.now();
+      const limit = handlerTimeLimit(handlerStarted, settings.handlerTimeoutMs, Math.min(delivery.deadline, runDeadline - settings.settleReserveMs));
       const commit = async (): Promise<'duplicate' | undefined> => {
         // A commit is a round trip to a database: it finishes after the handler's first
         // tick, so an ack sent before the handler returns would beat it to durability.
         await sleep(config.commitDelayMs + Math.random() * COMMIT_LATENCY_MS);
         const pending = await stillPending(probe, config.stream, config.group, delivery.entry.id);
-        if (pending === false && probeInTime(Date.now(), handlerTimeLimit(handlerStarted, settings.handlerTimeoutMs))) {
+        if (pending === false && probeInTime(Date.now(), limit)) {
           const lastDelivered = await lastDeliveredId(probe, config.stream, config.group);
           emit('EARLY_ACK', { pid: process.pid, group: config.group, entryId: delivery.entry.id, ...(lastDelivered ? { lastDelivered } : {}) });
         }
@@ -136,6 +140,7 @@ async function main(config: ChildConfig): Promise<void> {
     const consumer = config.perRunConsumer ? `${config.consumer}-${run}` : config.consumer;
     const startedAt = Date.now();
     const deadline = startedAt + settings.runBudgetMs;
+    runDeadline = deadline;
     emit('START', { pid: process.pid, startedAt, deadline });
     let line: RunLine;
     try {

@@ -106,6 +106,8 @@ export interface ScenarioResult {
   readonly reaped?: number;
   /** Entries a handler held that Redis no longer counted as delivered (its last-delivered id fell back). */
   readonly forgottenDeliveries: number;
+  /** Entries a handler found acked under it by another consumer that had committed them (late acks, not I2). */
+  readonly lateAcksOfCommitted: number;
   readonly snapshots: number;
   readonly durationMs: number;
   readonly replay: string;
@@ -370,6 +372,7 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
       faults,
       ...(def.retention ? { trimmed, reaped } : {}),
       forgottenDeliveries: history.forgottenDeliveries,
+      lateAcksOfCommitted: history.lateAcksOfCommitted,
       snapshots: history.snapshots,
       durationMs: Date.now() - startedAt,
       replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,

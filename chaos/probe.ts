@@ -14,9 +14,14 @@ export const PROBE_MARGIN_MS = 50;
 
 export type ProbeClient = Redis | Cluster;
 
-/** The moment the product stops waiting for the handler's verdict (epoch ms). */
-export function handlerTimeLimit(startedAt: number, handlerTimeoutMs: number): number {
-  return startedAt + handlerTimeoutMs;
+/**
+ * The moment the product stops waiting for the handler's verdict (epoch ms): its timeout,
+ * cut at the run's settle time (SPEC §5.1 step 2: min(handlerTimeout, deadline − now −
+ * settleReserve)). Past it the verdict is `retain` whatever the handler does, the product no
+ * longer vouches for the entry, and a probe there proves nothing.
+ */
+export function handlerTimeLimit(startedAt: number, handlerTimeoutMs: number, settleBy: number): number {
+  return Math.min(startedAt + handlerTimeoutMs, settleBy);
 }
 
 /** True while a probe answer read at `now` still speaks for a handler whose limit is `limit`. */
