@@ -43,6 +43,8 @@ export interface FleetEvents {
   onEarlyAck(line: EarlyAckLine): void;
   /** A child exited without being killed by the harness. */
   onCrash(slot: string, pid: number | undefined, code: number | null, signal: string | null, stderr: string): void;
+  /** A child is gone (killed at `at`, or exited then) and every line it wrote has been read. */
+  onGone(pid: number | undefined, at: number): void;
 }
 
 interface Slot {
@@ -50,6 +52,8 @@ interface Slot {
   readonly config: ChildConfig;
   child: ChildProcess | undefined;
   killedByUs: boolean;
+  /** When the harness sent the current process its SIGKILL. */
+  killedAt: number | undefined;
   /** The current process has started a run (it is past start-up). */
   live: boolean;
 }
@@ -59,6 +63,8 @@ export class Fleet {
   readonly #key: string;
   readonly #events: FleetEvents;
   readonly #slots = new Map<string, Slot>();
+  /** Until each process has closed its output: stop() waits for every line. */
+  readonly #closing = new Set<Promise<void>>();
   #stopped = false;
   kills = 0;
   spawns = 0;
@@ -79,7 +85,7 @@ export class Fleet {
   }
 
   add(name: string, config: ChildConfig): void {
-    const slot: Slot = { name, config, child: undefined, killedByUs: false, live: false };
+    const slot: Slot = { name, config, child: undefined, killedByUs: false, killedAt: undefined, live: false };
     this.#slots.set(name, slot);
     this.#start(slot);
   }
@@ -87,6 +93,7 @@ export class Fleet {
   #start(slot: Slot): void {
     if (this.#stopped) return;
     slot.killedByUs = false;
+    slot.killedAt = undefined;
     slot.live = false;
     const child = spawn(process.execPath, [this.#bundle, JSON.stringify(slot.config)], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -113,13 +120,22 @@ export class Fleet {
     child.stderr!.on('data', (chunk: Buffer) => {
       err = (err + chunk.toString()).slice(-4_000);
     });
+    let goneAt: number | undefined;
     child.on('exit', (code, signal) => {
+      goneAt = slot.killedAt ?? Date.now();
       if (slot.child === child) slot.child = undefined;
       if (!slot.killedByUs && !this.#stopped) {
         this.#events.onCrash(slot.name, child.pid, code, signal, err);
         // Keep the slot's work going: a crashed process is restarted like a killed one.
         setTimeout(() => this.#start(slot), 100);
       }
+    });
+    // After 'exit' and the end of its stdout: no line of this process is still in the pipe.
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    this.#closing.add(closed);
+    void closed.then(() => {
+      this.#closing.delete(closed);
+      this.#events.onGone(child.pid, goneAt ?? Date.now());
     });
   }
 
@@ -129,6 +145,7 @@ export class Fleet {
     const child = slot.child;
     if (!child || child.exitCode !== null) return undefined;
     slot.killedByUs = true;
+    slot.killedAt = Date.now();
     slot.live = false;
     const pid = child.pid;
     child.kill('SIGKILL');
@@ -137,16 +154,16 @@ export class Fleet {
     return pid;
   }
 
+  /** SIGKILLs every process and resolves once each has closed its output (all its lines read). */
   async stop(): Promise<void> {
     this.#stopped = true;
-    const exits: Array<Promise<void>> = [];
     for (const slot of this.#slots.values()) {
       const child = slot.child;
       if (!child || child.exitCode !== null || child.signalCode !== null) continue;
       slot.killedByUs = true;
-      exits.push(new Promise((resolve) => child.once('exit', () => resolve())));
+      slot.killedAt = Date.now();
       child.kill('SIGKILL');
     }
-    await Promise.all(exits);
+    await Promise.all([...this.#closing]);
   }
 }

@@ -217,8 +217,8 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
     onRun: (line) => history.runEnded(line),
     onStart: (line) => history.runStarted(line),
     onEarlyAck: (line) => history.earlyAck(line),
+    onGone: (pid, at) => history.processGone(pid, at),
     onCrash: (slot, pid, code, signal, stderr) => {
-      history.processGone(pid);
       history.violate('I3', `crash ${slot} ${pid}`, `poll process ${slot} (pid ${pid}) died on its own (exit ${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
     },
   });
@@ -328,7 +328,6 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
         log(`unresolved ${unresolved}, faults ${faults}, runs ${history.runs}`);
       }
     }
-    history.checkHungRuns();
     const knownBefore = history.publishedCount;
     let pending = 0;
     try {
@@ -340,7 +339,6 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
       history.violate('I1', 'final', `the final state cannot be read: ${error instanceof Error ? error.message : String(error)}`);
       pending = lastSnapshot ? history.settle(lastSnapshot, false).pending : 0;
     }
-    history.checkHungRuns();
     done = true;
     await fleet.stop();
     if (tables) {

@@ -22,9 +22,7 @@ async function killPollers(ctx: FaultContext): Promise<void> {
     const live = ctx.fleet.liveSlots;
     if (live.length === 0) continue;
     const slot = ctx.rng.pick(live);
-    const pid = ctx.fleet.killAndRestart(slot, ctx.rng.int(0, 100));
-    ctx.history.processGone(pid);
-    if (pid !== undefined) ctx.fault();
+    if (ctx.fleet.killAndRestart(slot, ctx.rng.int(0, 100)) !== undefined) ctx.fault();
   }
 }
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { History } from '../../chaos/checker';
+import { DEADLINE_GRACE_MS, History } from '../../chaos/checker';
 import { LedgerWriter } from '../../chaos/ledger';
 import { handlerTimeLimit, probeInTime, PROBE_MARGIN_MS } from '../../chaos/probe';
 
@@ -79,5 +79,48 @@ describe('the probe’s time limit is the product’s', () => {
     expect(limit).toBe(settleBy);
     expect(probeInTime(settleBy - PROBE_MARGIN_MS - 1, limit)).toBe(true);
     expect(probeInTime(10_200, limit)).toBe(false);
+  });
+});
+
+describe('I6: no run ends later than its deadline + 1 s', () => {
+  const deadline = 50_000;
+  const start = { pid: 7, startedAt: deadline - 1_200, deadline };
+  const run = { ...start, consumer: 'g1-p0' };
+
+  it('holds for a run that reports its end at deadline + 1,000 ms', () => {
+    history.runStarted(start);
+    history.runEnded({ ...run, endedAt: deadline + DEADLINE_GRACE_MS });
+    expect(history.violationCounts.I6).toBe(0);
+    expect(history.worstOvershootMs).toBe(1_000);
+  });
+
+  it('fails a run that reports its end at deadline + 1,001 ms, naming the overshoot', () => {
+    history.runStarted(start);
+    history.runEnded({ ...run, endedAt: deadline + 1_001 });
+    expect(history.violationCounts.I6).toBe(1);
+    expect(history.violations[0]!.detail).toContain('1001 ms after its deadline');
+  });
+
+  it('fails a run that never reports and is still running 1,500 ms past its deadline when its process goes', () => {
+    // The old watchdog called a silent run hung only 3 s past its deadline.
+    history.runStarted(start);
+    history.processGone(start.pid, deadline + 1_500);
+    expect(history.violationCounts.I6).toBe(1);
+    expect(history.violations[0]!.detail).toContain('1500 ms after its deadline');
+    expect(history.worstOvershootMs).toBe(1_500);
+  });
+
+  it('does not blame a run whose process was killed before its deadline + 1 s', () => {
+    history.runStarted(start);
+    history.processGone(start.pid, deadline + 900);
+    expect(history.violationCounts.I6).toBe(0);
+  });
+
+  it('judges a silent run by its own start line, not by a later run of the same process', () => {
+    history.runStarted(start);
+    history.runEnded({ ...run, endedAt: deadline - 10 });
+    history.runStarted({ pid: 7, startedAt: deadline, deadline: deadline + 1_200 });
+    history.processGone(7, deadline + 2_000);
+    expect(history.violationCounts.I6).toBe(0);
   });
 });
