@@ -60,6 +60,21 @@ async function stallConnections(ctx: FaultContext): Promise<void> {
   }
 }
 
+/**
+ * 3c: stalls that outlast minIdle (1.8–3 s, every 0.1–0.5 s), so the connection is frozen
+ * most of the time. A settle sent just before a deadline is held past minIdle: another
+ * consumer reclaims the entry and starts it before the first one's ack lands — a late
+ * ack of committed work, which the checker must tell from an ack before commit.
+ */
+async function stallPastMinIdle(ctx: FaultContext): Promise<void> {
+  while (!ctx.stopped()) {
+    await sleep(ctx.rng.int(100, 500));
+    if (ctx.stopped()) break;
+    ctx.fault();
+    await ctx.proxy!.stall(ctx.rng.int(1_800, 3_000));
+  }
+}
+
 /** 4: the master owning the stream's slot fails over to its replica, again and again. */
 async function failOver(ctx: FaultContext): Promise<void> {
   while (!ctx.stopped()) {
@@ -117,6 +132,18 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     proxy: true,
     groups: TWO_GROUPS,
     faults: stallConnections,
+  },
+  {
+    name: 'proxy-long-stall',
+    title: 'TCP proxy stalling every connection for 1.8-3 s every 0.1-0.5 s (longer than minIdle)',
+    topology: 'standalone',
+    proxy: true,
+    // The race needs two consumers of one group even in the bounded run (one poller fewer).
+    groups: [
+      { name: 'g1', pollers: 3 },
+      { name: 'g2', pollers: 3 },
+    ],
+    faults: stallPastMinIdle,
   },
   {
     name: 'cluster-failover',
