@@ -164,6 +164,15 @@ async function main(config: ChildConfig): Promise<void> {
   }
 }
 
+/** The harness killed with SIGKILL cannot stop its poll processes: each stops itself once orphaned. */
+function exitWhenOrphaned(): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 500).unref();
+}
+
+exitWhenOrphaned();
 main(JSON.parse(process.argv[2]!) as ChildConfig).catch((error: unknown) => {
   process.stderr.write(`chaos child failed: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);

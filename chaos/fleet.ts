@@ -5,10 +5,11 @@
  * a child that died on its own (a crash the product must not cause).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { removeFolder, trackChild, trackFolder } from './cleanup';
 import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type RunLine, type StartLine } from './child-config';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -20,8 +21,16 @@ export interface ChildBundle {
 
 export async function bundleChild(): Promise<ChildBundle> {
   mkdirSync(join(here, '.build'), { recursive: true });
-  const dir = mkdtempSync(join(here, '.build', 'child-'));
+  const dir = trackFolder(mkdtempSync(join(here, '.build', 'child-')));
   const file = join(dir, 'child.cjs');
+  await bundleInto(file).catch((error: unknown) => {
+    removeFolder(dir);
+    throw error;
+  });
+  return { file, cleanup: () => removeFolder(dir) };
+}
+
+async function bundleInto(file: string): Promise<void> {
   await build({
     entryPoints: [join(here, 'child.ts')],
     outfile: file,
@@ -34,7 +43,6 @@ export async function bundleChild(): Promise<ChildBundle> {
     external: ['pg-native'],
     logLevel: 'error',
   });
-  return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface FleetEvents {
@@ -95,10 +103,12 @@ export class Fleet {
     slot.killedByUs = false;
     slot.killedAt = undefined;
     slot.live = false;
-    const child = spawn(process.execPath, [this.#bundle, JSON.stringify(slot.config)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, [HMAC_KEY_ENV]: this.#key },
-    });
+    const child = trackChild(
+      spawn(process.execPath, [this.#bundle, JSON.stringify(slot.config)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, [HMAC_KEY_ENV]: this.#key },
+      }),
+    );
     this.spawns += 1;
     slot.child = child;
     let out = '';
