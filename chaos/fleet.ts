@@ -71,8 +71,8 @@ export class Fleet {
   readonly #key: string;
   readonly #events: FleetEvents;
   readonly #slots = new Map<string, Slot>();
-  /** Until each process has closed its output: stop() waits for every line. */
-  readonly #closing = new Set<Promise<void>>();
+  /** Every process not yet closed (its output included), whichever slot it was started for. */
+  readonly #open = new Map<ChildProcess, Promise<void>>();
   #stopped = false;
   kills = 0;
   spawns = 0;
@@ -122,7 +122,8 @@ export class Fleet {
         if (line.startsWith('RUN ')) this.#events.onRun(JSON.parse(line.slice(4)) as RunLine);
         else if (line.startsWith('EARLY_ACK ')) this.#events.onEarlyAck(JSON.parse(line.slice(10)) as EarlyAckLine);
         else if (line.startsWith('START ')) {
-          if (slot.child === child) slot.live = true;
+          // A START still in the pipe when the harness killed the process makes it live no more.
+          if (slot.child === child && !slot.killedByUs) slot.live = true;
           this.#events.onStart(JSON.parse(line.slice(6)) as StartLine);
         }
       }
@@ -142,9 +143,9 @@ export class Fleet {
     });
     // After 'exit' and the end of its stdout: no line of this process is still in the pipe.
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    this.#closing.add(closed);
+    this.#open.set(child, closed);
     void closed.then(() => {
-      this.#closing.delete(closed);
+      this.#open.delete(child);
       this.#events.onGone(child.pid, goneAt ?? Date.now());
     });
   }
@@ -153,7 +154,8 @@ export class Fleet {
   killAndRestart(name: string, restartAfterMs = 0): number | undefined {
     const slot = this.#slots.get(name)!;
     const child = slot.child;
-    if (!child || child.exitCode !== null) return undefined;
+    // Killed once already and not yet exited: a second kill would restart the slot twice.
+    if (!child || child.exitCode !== null || slot.killedByUs) return undefined;
     slot.killedByUs = true;
     slot.killedAt = Date.now();
     slot.live = false;
@@ -168,12 +170,13 @@ export class Fleet {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const slot of this.#slots.values()) {
-      const child = slot.child;
-      if (!child || child.exitCode !== null || child.signalCode !== null) continue;
-      slot.killedByUs = true;
-      slot.killedAt = Date.now();
-      child.kill('SIGKILL');
+      if (slot.child && !slot.killedByUs) {
+        slot.killedByUs = true;
+        slot.killedAt = Date.now();
+      }
     }
-    await Promise.all([...this.#closing]);
+    // Every process, not only each slot's current one: none may outlive the fleet.
+    for (const child of this.#open.keys()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await Promise.all(this.#open.values());
   }
 }
