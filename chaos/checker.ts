@@ -163,7 +163,7 @@ export class History {
     const overshoot = at - line.deadline;
     if (overshoot <= DEADLINE_GRACE_MS) return;
     this.worstOvershootMs = Math.max(this.worstOvershootMs, overshoot);
-    this.violate('I6', `run ${line.pid} ${line.startedAt}`, `run of pid ${line.pid} never reported its end: still running ${overshoot} ms after its deadline when its process was stopped (bound ${DEADLINE_GRACE_MS} ms)`);
+    this.violate('I6', `run ${line.pid} ${line.startedAt}`, `run of pid ${line.pid} never reported its end: still running ${overshoot} ms after its deadline when its process ended (bound ${DEADLINE_GRACE_MS} ms)`);
   }
 
   // ---- I2: the handlers' direct probe ----
