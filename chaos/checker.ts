@@ -11,8 +11,8 @@
  * snapshot started are judged by it.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { RunLine, StartLine } from './child-config';
-import { idKey } from './ids';
+import type { EarlyAckLine, RunLine, StartLine } from './child-config';
+import { compareIds, idKey } from './ids';
 import type { InboxState } from './inbox';
 import { LedgerReader } from './ledger';
 import { packedPairs } from './msgpack';
@@ -52,9 +52,8 @@ export interface Snapshot {
 
 const FIRST_ID_SCRIPT = "local r = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1) if r[1] then return r[1][1] end return false";
 const MAX_DETAILS_PER_INVARIANT = 25;
-/** Slack before a run that never reported its end is called hung (its own line reports the exact overshoot). */
+/** I6: every run ends by its deadline + this, in every scenario, reported or not. */
 export const DEADLINE_GRACE_MS = 1_000;
-const WATCHDOG_SLACK_MS = 2_000;
 
 type Admin = Redis | Cluster;
 
@@ -80,6 +79,10 @@ export class History {
   runs = 0;
   runErrors = 0;
   snapshots = 0;
+  /** Entries a handler held that Redis no longer counted as delivered (its last-delivered id fell back). */
+  forgottenDeliveries = 0;
+  /** Entries a handler found acked under it, by another consumer that had committed them (a late ack). */
+  lateAcksOfCommitted = 0;
 
   constructor(
     readonly stream: string,
@@ -116,6 +119,10 @@ export class History {
   }
 
   // ---- I6: run deadlines, from the children's START/RUN lines ----
+  // One bound for every run: it ends no later than its deadline + DEADLINE_GRACE_MS. A run
+  // that reports is judged by its RUN line's end; a run that never reports, when its process
+  // is gone (killed by a fault or by the harness at the end, or dead on its own): all of a
+  // process's lines have been read by then, so a run still open had not ended at that moment.
 
   readonly #startedPids = new Set<number>();
 
@@ -123,12 +130,8 @@ export class History {
     return this.#startedPids.size;
   }
 
-  readonly #gonePids = new Set<number>();
-
   runStarted(line: StartLine): void {
     this.#startedPids.add(line.pid);
-    // A line still in the pipe when the harness killed its process: that run died with it.
-    if (this.#gonePids.has(line.pid)) return;
     this.#openRuns.set(line.pid, line);
   }
 
@@ -139,29 +142,55 @@ export class History {
     const overshoot = line.endedAt - line.deadline;
     this.worstOvershootMs = Math.max(this.worstOvershootMs, overshoot);
     if (overshoot > DEADLINE_GRACE_MS) {
-      this.violate('I6', `run ${line.pid} ${line.startedAt}`, `run of ${line.consumer} (pid ${line.pid}) ended ${overshoot} ms after its deadline${line.error ? ` (error ${line.error})` : ''}`);
+      this.violate('I6', `run ${line.pid} ${line.startedAt}`, `run of ${line.consumer} (pid ${line.pid}) ended ${overshoot} ms after its deadline (bound ${DEADLINE_GRACE_MS} ms)${line.error ? ` (error ${line.error})` : ''}`);
     }
     if ((line.deletedPending ?? 0) > 0) {
       this.violate('I5', `deleted ${line.pid} ${line.startedAt}`, `run of ${line.consumer} found ${line.deletedPending} pending entries deleted before anyone acked them`);
     }
   }
 
-  /** A process the harness killed: its open run is gone with it. */
-  processGone(pid: number | undefined): void {
+  /**
+   * A process is gone at `at` (epoch ms: when it was killed, or when it exited) and every
+   * line it wrote has been read. A run still open then never ended: before its deadline +
+   * grace that is a run cut short by the fault; after it, a run that overshot by at least
+   * the time it was still running.
+   */
+  processGone(pid: number | undefined, at: number): void {
     if (pid === undefined) return;
-    this.#gonePids.add(pid);
+    const line = this.#openRuns.get(pid);
     this.#openRuns.delete(pid);
+    if (!line) return;
+    const overshoot = at - line.deadline;
+    if (overshoot <= DEADLINE_GRACE_MS) return;
+    this.worstOvershootMs = Math.max(this.worstOvershootMs, overshoot);
+    this.violate('I6', `run ${line.pid} ${line.startedAt}`, `run of pid ${line.pid} never reported its end: still running ${overshoot} ms after its deadline when its process ended (bound ${DEADLINE_GRACE_MS} ms)`);
   }
 
-  /** Runs that should have ended long ago and never reported (checked before the processes stop). */
-  checkHungRuns(now = Date.now()): void {
-    for (const line of this.#openRuns.values()) {
-      const late = now - line.deadline;
-      if (late > DEADLINE_GRACE_MS + WATCHDOG_SLACK_MS) {
-        this.worstOvershootMs = Math.max(this.worstOvershootMs, late);
-        this.violate('I6', `run ${line.pid} ${line.startedAt}`, `run of pid ${line.pid} still running ${late} ms after its deadline`);
-      }
+  // ---- I2: the handlers' direct probe ----
+
+  /**
+   * A handler, inside its time limit and before its commit, found its entry gone from the
+   * PEL (chaos/probe.ts). Someone acked it; that is I2 only if no ledger holds the entry's
+   * commit for this group. The ledgers are read now, after the probe read the PEL (the
+   * snapshot rule of this file's header): an ack the probe saw had its commit written
+   * before it was sent. A commit found is another consumer's (or an earlier delivery's)
+   * whose ack arrived late — a stalled connection held it past minIdle, and this handler
+   * had reclaimed the entry meanwhile. At-least-once, not an ack before commit.
+   */
+  earlyAck(line: EarlyAckLine): 'forgotten' | 'late-ack' | 'violation' {
+    if (line.lastDelivered !== undefined && compareIds(line.entryId, line.lastDelivered) > 0) {
+      // Not an ack: the group's last-delivered id fell back below an entry Redis had
+      // handed out (a Redis restart lost the delivery). Reported, not blamed on the product.
+      this.forgottenDeliveries += 1;
+      return 'forgotten';
     }
+    this.readLedgers();
+    if (this.commits.get(line.group)?.has(line.entryId)) {
+      this.lateAcksOfCommitted += 1;
+      return 'late-ack';
+    }
+    this.violate('I2', `early ${line.group} ${line.entryId}`, `entry ${line.entryId} left ${line.group}'s PEL while its handler (pid ${line.pid}) was still inside its time limit, and no ledger holds its commit (last-delivered ${line.lastDelivered ?? '?'})`);
+    return 'violation';
   }
 
   // ---- the ledgers ----

@@ -14,10 +14,10 @@ import { jsonPayload } from '../src/consume/processor';
 import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port';
 import type { RedisPort } from '../src/redis/port';
 import { Deferral, Rejection } from '../src/verdict/verdict';
-import { Cluster, Redis } from 'ioredis';
-import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type HandlerAction, type RedisTarget, type RunLine, type StartLine } from './child-config';
+import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type HandlerAction, type RunLine, type StartLine } from './child-config';
 import { commitInPostgres } from './inbox';
 import { LedgerWriter } from './ledger';
+import { handlerTimeLimit, lastDeliveredId, probeClient, probeInTime, stillPending } from './probe';
 import pg from 'pg';
 
 const payloadSchema = z.object({ n: z.number(), plan: z.array(z.string()).optional() });
@@ -25,8 +25,6 @@ type Payload = z.infer<typeof payloadSchema>;
 
 /** Upper bound of the simulated database commit latency, ms. */
 const COMMIT_LATENCY_MS = 4;
-/** The probe's verdict counts only this far inside the handler's time limit (clock and scheduling slack). */
-const PROBE_MARGIN_MS = 50;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -57,38 +55,6 @@ function connect(config: ChildConfig): RedisPort {
   const retry = { retryStrategy: () => 50, connectTimeout: 1_000 };
   if (config.redis.kind === 'standalone') return connectIoredis(config.redis.url, retry);
   return connectIoredisCluster([...config.redis.nodes], { redisOptions: { connectTimeout: 1_000 }, clusterRetryStrategy: () => 50 });
-}
-
-function probeClient(target: RedisTarget): Redis | Cluster {
-  const options = { maxRetriesPerRequest: 0, connectTimeout: 1_000, retryStrategy: () => 50 };
-  const client = target.kind === 'standalone' ? new Redis(target.url, options) : new Cluster([...target.nodes], { redisOptions: options });
-  client.on('error', () => {});
-  return client;
-}
-
-/**
- * The direct I2 probe: a handler that has not returned and is inside its own time limit
- * holds an entry nobody may have acked — no verdict exists yet, and minIdle > run budget
- * keeps every other run off it. Found missing from the PEL, it was acked before commit.
- * (A probe that fails — Redis down — proves nothing and is skipped.)
- */
-async function stillPending(probe: Redis | Cluster, stream: string, group: string, entryId: string): Promise<boolean | undefined> {
-  try {
-    const rows = (await probe.xpending(stream, group, entryId, entryId, 1)) as unknown[];
-    return rows.length > 0;
-  } catch {
-    return undefined;
-  }
-}
-
-async function lastDeliveredId(probe: Redis | Cluster, stream: string, group: string): Promise<string | undefined> {
-  try {
-    const groups = (await probe.xinfo('GROUPS', stream)) as unknown[][];
-    const info = groups.map((g) => g.map(String)).find((g) => g[g.indexOf('name') + 1] === group);
-    return info?.[info.indexOf('last-delivered-id') + 1];
-  } catch {
-    return undefined;
-  }
 }
 
 function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK', line: StartLine | RunLine | EarlyAckLine): void {
@@ -130,6 +96,9 @@ async function main(config: ChildConfig): Promise<void> {
     }
   };
 
+  // The current run's deadline (runs follow one another in a process): with the product's
+  // own settle time (delivery.deadline) it bounds the probe's window.
+  let runDeadline = Number.POSITIVE_INFINITY;
   const processor = createSignedProcessor<Payload>({
     stream: config.stream,
     auth: { mode: 'hmac', keyId: config.keyId, key, producer: config.producer },
@@ -137,13 +106,13 @@ async function main(config: ChildConfig): Promise<void> {
     hmac: nodeHmac, // native HMAC, as every Node entry point uses
     handler: async (delivery) => {
       const handlerStarted = Date.now();
+      const limit = handlerTimeLimit(handlerStarted, settings.handlerTimeoutMs, Math.min(delivery.deadline, runDeadline - settings.settleReserveMs));
       const commit = async (): Promise<'duplicate' | undefined> => {
         // A commit is a round trip to a database: it finishes after the handler's first
         // tick, so an ack sent before the handler returns would beat it to durability.
         await sleep(config.commitDelayMs + Math.random() * COMMIT_LATENCY_MS);
         const pending = await stillPending(probe, config.stream, config.group, delivery.entry.id);
-        const inTime = Date.now() < handlerStarted + settings.handlerTimeoutMs - PROBE_MARGIN_MS;
-        if (pending === false && inTime) {
+        if (pending === false && probeInTime(Date.now(), limit)) {
           const lastDelivered = await lastDeliveredId(probe, config.stream, config.group);
           emit('EARLY_ACK', { pid: process.pid, group: config.group, entryId: delivery.entry.id, ...(lastDelivered ? { lastDelivered } : {}) });
         }
@@ -165,12 +134,12 @@ async function main(config: ChildConfig): Promise<void> {
   });
 
   let run = 0;
-  let groupEnsured = false;
   for (;;) {
     run += 1;
     const consumer = config.perRunConsumer ? `${config.consumer}-${run}` : config.consumer;
     const startedAt = Date.now();
     const deadline = startedAt + settings.runBudgetMs;
+    runDeadline = deadline;
     emit('START', { pid: process.pid, startedAt, deadline });
     let line: RunLine;
     try {
@@ -179,10 +148,7 @@ async function main(config: ChildConfig): Promise<void> {
         config: { stream: config.stream, group: config.group, consumer, ...settings },
         process: processor,
       });
-      if (!groupEnsured) {
-        await poller.ensureGroup();
-        groupEnsured = true;
-      }
+      // No ensureGroup first: a run creates a missing group itself on NOGROUP, under its deadline.
       const report = await poller.run({ mode: config.mode, deadline });
       line = { pid: process.pid, consumer, startedAt, deadline, endedAt: Date.now(), acked: report.acked, deadLettered: report.deadLettered, retained: report.retained, deletedPending: report.deletedPending };
     } catch (error) {
@@ -194,6 +160,15 @@ async function main(config: ChildConfig): Promise<void> {
   }
 }
 
+/** The harness killed with SIGKILL cannot stop its poll processes: each stops itself once orphaned. */
+function exitWhenOrphaned(): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 500).unref();
+}
+
+exitWhenOrphaned();
 main(JSON.parse(process.argv[2]!) as ChildConfig).catch((error: unknown) => {
   process.stderr.write(`chaos child failed: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);

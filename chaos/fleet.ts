@@ -5,10 +5,11 @@
  * a child that died on its own (a crash the product must not cause).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { removeFolder, trackChild, trackFolder } from './cleanup';
 import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type RunLine, type StartLine } from './child-config';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -20,8 +21,16 @@ export interface ChildBundle {
 
 export async function bundleChild(): Promise<ChildBundle> {
   mkdirSync(join(here, '.build'), { recursive: true });
-  const dir = mkdtempSync(join(here, '.build', 'child-'));
+  const dir = trackFolder(mkdtempSync(join(here, '.build', 'child-')));
   const file = join(dir, 'child.cjs');
+  await bundleInto(file).catch((error: unknown) => {
+    removeFolder(dir);
+    throw error;
+  });
+  return { file, cleanup: () => removeFolder(dir) };
+}
+
+async function bundleInto(file: string): Promise<void> {
   await build({
     entryPoints: [join(here, 'child.ts')],
     outfile: file,
@@ -34,7 +43,6 @@ export async function bundleChild(): Promise<ChildBundle> {
     external: ['pg-native'],
     logLevel: 'error',
   });
-  return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface FleetEvents {
@@ -43,6 +51,8 @@ export interface FleetEvents {
   onEarlyAck(line: EarlyAckLine): void;
   /** A child exited without being killed by the harness. */
   onCrash(slot: string, pid: number | undefined, code: number | null, signal: string | null, stderr: string): void;
+  /** A child is gone (killed at `at`, or exited then) and every line it wrote has been read. */
+  onGone(pid: number | undefined, at: number): void;
 }
 
 interface Slot {
@@ -50,6 +60,8 @@ interface Slot {
   readonly config: ChildConfig;
   child: ChildProcess | undefined;
   killedByUs: boolean;
+  /** When the harness sent the current process its SIGKILL. */
+  killedAt: number | undefined;
   /** The current process has started a run (it is past start-up). */
   live: boolean;
 }
@@ -59,6 +71,8 @@ export class Fleet {
   readonly #key: string;
   readonly #events: FleetEvents;
   readonly #slots = new Map<string, Slot>();
+  /** Every process not yet closed (its output included), whichever slot it was started for. */
+  readonly #open = new Map<ChildProcess, Promise<void>>();
   #stopped = false;
   kills = 0;
   spawns = 0;
@@ -79,7 +93,7 @@ export class Fleet {
   }
 
   add(name: string, config: ChildConfig): void {
-    const slot: Slot = { name, config, child: undefined, killedByUs: false, live: false };
+    const slot: Slot = { name, config, child: undefined, killedByUs: false, killedAt: undefined, live: false };
     this.#slots.set(name, slot);
     this.#start(slot);
   }
@@ -87,11 +101,14 @@ export class Fleet {
   #start(slot: Slot): void {
     if (this.#stopped) return;
     slot.killedByUs = false;
+    slot.killedAt = undefined;
     slot.live = false;
-    const child = spawn(process.execPath, [this.#bundle, JSON.stringify(slot.config)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, [HMAC_KEY_ENV]: this.#key },
-    });
+    const child = trackChild(
+      spawn(process.execPath, [this.#bundle, JSON.stringify(slot.config)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, [HMAC_KEY_ENV]: this.#key },
+      }),
+    );
     this.spawns += 1;
     slot.child = child;
     let out = '';
@@ -105,7 +122,8 @@ export class Fleet {
         if (line.startsWith('RUN ')) this.#events.onRun(JSON.parse(line.slice(4)) as RunLine);
         else if (line.startsWith('EARLY_ACK ')) this.#events.onEarlyAck(JSON.parse(line.slice(10)) as EarlyAckLine);
         else if (line.startsWith('START ')) {
-          if (slot.child === child) slot.live = true;
+          // A START still in the pipe when the harness killed the process makes it live no more.
+          if (slot.child === child && !slot.killedByUs) slot.live = true;
           this.#events.onStart(JSON.parse(line.slice(6)) as StartLine);
         }
       }
@@ -113,7 +131,9 @@ export class Fleet {
     child.stderr!.on('data', (chunk: Buffer) => {
       err = (err + chunk.toString()).slice(-4_000);
     });
+    let goneAt: number | undefined;
     child.on('exit', (code, signal) => {
+      goneAt = slot.killedAt ?? Date.now();
       if (slot.child === child) slot.child = undefined;
       if (!slot.killedByUs && !this.#stopped) {
         this.#events.onCrash(slot.name, child.pid, code, signal, err);
@@ -121,14 +141,23 @@ export class Fleet {
         setTimeout(() => this.#start(slot), 100);
       }
     });
+    // After 'exit' and the end of its stdout: no line of this process is still in the pipe.
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    this.#open.set(child, closed);
+    void closed.then(() => {
+      this.#open.delete(child);
+      this.#events.onGone(child.pid, goneAt ?? Date.now());
+    });
   }
 
   /** SIGKILLs the slot's process (if running) and starts a new one after `restartAfterMs`. */
   killAndRestart(name: string, restartAfterMs = 0): number | undefined {
     const slot = this.#slots.get(name)!;
     const child = slot.child;
-    if (!child || child.exitCode !== null) return undefined;
+    // Killed once already and not yet exited: a second kill would restart the slot twice.
+    if (!child || child.exitCode !== null || slot.killedByUs) return undefined;
     slot.killedByUs = true;
+    slot.killedAt = Date.now();
     slot.live = false;
     const pid = child.pid;
     child.kill('SIGKILL');
@@ -137,16 +166,17 @@ export class Fleet {
     return pid;
   }
 
+  /** SIGKILLs every process and resolves once each has closed its output (all its lines read). */
   async stop(): Promise<void> {
     this.#stopped = true;
-    const exits: Array<Promise<void>> = [];
     for (const slot of this.#slots.values()) {
-      const child = slot.child;
-      if (!child || child.exitCode !== null || child.signalCode !== null) continue;
-      slot.killedByUs = true;
-      exits.push(new Promise((resolve) => child.once('exit', () => resolve())));
-      child.kill('SIGKILL');
+      if (slot.child && !slot.killedByUs) {
+        slot.killedByUs = true;
+        slot.killedAt = Date.now();
+      }
     }
-    await Promise.all(exits);
+    // Every process, not only each slot's current one: none may outlive the fleet.
+    for (const child of this.#open.keys()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await Promise.all(this.#open.values());
   }
 }

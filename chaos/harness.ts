@@ -3,23 +3,22 @@
  * Cluster), optional fault proxy, poll processes per group, a publisher, the scenario's
  * faults, and the invariant checker live (every few hundred ms) and at the end.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { createPublisher, deriveStreamKeys, runRetention, type PublishEvent, type RedisPort } from '../src/index';
 import { parseRetentionConfig } from '../src/internal';
 import { connectIoredis, connectIoredisCluster } from '../src/node';
-import { startRedisServer } from '../local/redis-server';
 import { startFaultProxy, type FaultProxy } from '../test/support/fault-proxy';
 import type { ChildConfig, ChildSettings, RedisTarget } from './child-config';
 import { createInbox, DEFAULT_POSTGRES_URL, dropInbox, inboxTables, readInbox } from './inbox';
-import { compareIds } from './ids';
 import { History, INVARIANTS, type Invariant, type Violation } from './checker';
+import { removeFolder, Teardown, trackFolder } from './cleanup';
 import { Fleet } from './fleet';
 import { poisonCatalogue, type SigningKey } from './poison';
 import { createRng, type Rng } from './rng';
-import { startCrashableRedis, startReplicatedCluster, type CrashableServer, type ReplicatedCluster } from './servers';
+import { startCrashableRedis, startPlainRedis, startReplicatedCluster, type CrashableServer, type ReplicatedCluster } from './servers';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -107,6 +106,8 @@ export interface ScenarioResult {
   readonly reaped?: number;
   /** Entries a handler held that Redis no longer counted as delivered (its last-delivered id fell back). */
   readonly forgottenDeliveries: number;
+  /** Entries a handler found acked under it by another consumer that had committed them (late acks, not I2). */
+  readonly lateAcksOfCommitted: number;
   readonly snapshots: number;
   readonly durationMs: number;
   readonly replay: string;
@@ -139,7 +140,7 @@ interface Topology {
 
 async function startTopology(kind: ScenarioDefinition['topology']): Promise<Topology> {
   if (kind === 'standalone') {
-    const server = await startRedisServer();
+    const server = await startPlainRedis();
     return { direct: { kind: 'standalone', url: server.url }, stop: server.stop };
   }
   if (kind === 'aof') {
@@ -187,28 +188,52 @@ export interface RunOptions {
   readonly log?: (line: string) => void;
 }
 
+/**
+ * Runs one scenario and stops everything it started — servers, proxy, poll processes,
+ * connections, folders, inbox tables — however it ends (chaos/cleanup.ts).
+ */
 export async function runScenario(def: ScenarioDefinition, options: RunOptions): Promise<ScenarioResult> {
+  const teardown = new Teardown();
+  let result: ScenarioResult;
+  try {
+    result = await play(def, options, teardown);
+  } catch (error) {
+    await teardown.run();
+    throw error;
+  }
+  const failures = await teardown.run();
+  if (failures.length > 0) throw new AggregateError(failures, `${def.name}: stopping what the scenario started failed`);
+  return result;
+}
+
+/** The scenario itself; every thing it starts goes onto `teardown` as soon as it exists. */
+async function play(def: ScenarioDefinition, options: RunOptions, teardown: Teardown): Promise<ScenarioResult> {
   const { seed } = options;
   const sizes: Sizes = { ...options.sizes, events: Math.min(options.sizes.events, def.maxEvents ?? Number.POSITIVE_INFINITY) };
   const log = (line: string) => options.log?.(`[${def.name}] ${line}`);
   const rng = createRng(seed);
   const startedAt = Date.now();
   const topology = await startTopology(def.topology);
+  teardown.add(() => topology.stop());
   const proxy = def.proxy && topology.direct.kind === 'standalone' ? await startFaultProxy('127.0.0.1', Number(new URL(topology.direct.url).port)) : undefined;
+  if (proxy) teardown.add(() => proxy.close());
   const childTarget: RedisTarget = proxy ? { kind: 'standalone', url: proxy.url } : topology.direct;
   const admin = adminOf(topology.direct);
+  teardown.add(() => admin.disconnect());
   const publishPort = portOf(topology.direct);
+  teardown.add(() => publishPort.close().catch(() => undefined));
   const stream = `chaos:{c}:${def.name}`;
   const keys = deriveStreamKeys(stream, def.groups[0]!.name);
-  const ledgerDir = mkdtempSync(join(tmpdir(), 'saga-chaos-ledger-'));
+  const ledgerDir = trackFolder(mkdtempSync(join(tmpdir(), 'saga-chaos-ledger-')));
+  teardown.add(() => removeFolder(ledgerDir));
   const groupNames = def.groups.map((g) => g.name);
   const history = new History(stream, keys.dlt, groupNames, ledgerDir);
   const postgresUrl = process.env.CHAOS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL;
   const tables = def.inbox ? inboxTables(`${def.name}_${seed}_${process.pid}_${Date.now()}`) : undefined;
   if (tables) await createInbox(postgresUrl, tables);
+  if (tables) teardown.add(() => dropInbox(postgresUrl, tables).catch(() => undefined));
   let faults = 0;
   let trimmed = 0;
-  let forgottenDeliveries = 0;
   let reaped = 0;
   let publishing = true;
   let done = false;
@@ -216,186 +241,170 @@ export async function runScenario(def: ScenarioDefinition, options: RunOptions):
   const fleet = new Fleet(options.bundle, HMAC_KEY.secret, {
     onRun: (line) => history.runEnded(line),
     onStart: (line) => history.runStarted(line),
-    onEarlyAck: (line) => {
-      if (line.lastDelivered !== undefined && compareIds(line.entryId, line.lastDelivered) > 0) {
-        // Not an ack: the group's last-delivered id fell back below an entry Redis had
-        // handed out (a Redis restart lost the delivery). Reported, not blamed on the product.
-        forgottenDeliveries += 1;
-        return;
-      }
-      history.violate('I2', `early ${line.group} ${line.entryId}`, `entry ${line.entryId} left ${line.group}'s PEL while its handler (pid ${line.pid}) was still running, before its commit (last-delivered ${line.lastDelivered ?? '?'})`);
-    },
+    onEarlyAck: (line) => history.earlyAck(line),
+    onGone: (pid, at) => history.processGone(pid, at),
     onCrash: (slot, pid, code, signal, stderr) => {
-      history.processGone(pid);
       history.violate('I3', `crash ${slot} ${pid}`, `poll process ${slot} (pid ${pid}) died on its own (exit ${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
     },
   });
   const background: Array<Promise<void>> = [];
-  try {
-    for (const group of groupNames) {
-      await persist('create group', () => admin.xgroup('CREATE', stream, group, '0', 'MKSTREAM').catch((e: Error) => (e.message.includes('BUSYGROUP') ? 'OK' : Promise.reject(e))));
-    }
-    const settings: ChildSettings = { ...DEFAULT_SETTINGS, ...def.settings };
-    for (const group of def.groups) {
-      const pollers = Math.max(1, group.pollers + sizes.scale);
-      for (let i = 0; i < pollers; i += 1) {
-        const slot = `${group.name}-p${i}`;
-        const config: ChildConfig = {
-          redis: childTarget,
-          probe: topology.direct,
-          stream,
-          group: group.name,
-          consumer: slot,
-          perRunConsumer: group.perRunConsumer ?? false,
-          ledgerFile: join(ledgerDir, `${slot}.ledger`),
-          ledgerSync: sizes.ledgerSync,
-          keyId: HMAC_KEY.keyId,
-          producer: PRODUCER,
-          mode: group.mode ?? 'continuous',
-          pauseMs: group.pauseMs ?? 0,
-          commitDelayMs: group.commitDelayMs ?? 0,
-          retainEvery: group.retainEvery ?? 0,
-          retainDeliveries: group.retainDeliveries ?? 0,
-          settings,
-          ...(tables ? { inbox: { url: postgresUrl, tables } } : {}),
-        };
-        fleet.add(slot, config);
-      }
-    }
-
-    // Every process must be up before the first event: a run starting seconds late on a
-    // loaded machine would let publishing and faults end before anyone consumes.
-    const ready = Date.now() + 60_000;
-    while (history.startedPids < fleet.slotNames.length && Date.now() < ready) await sleep(50);
-    const faultsUntil = Date.now() + sizes.faultWindowMs;
-    log(`${fleet.slotNames.length} poll processes up after ${Date.now() - startedAt} ms`);
-
-    // Live checking: an atomic snapshot, then the ledgers, then the judgement.
-    let lastSnapshot: Awaited<ReturnType<History['snapshot']>> | undefined;
-    let unresolved = Number.POSITIVE_INFINITY;
-    background.push(
-      (async () => {
-        while (!done) {
-          try {
-            const knownBefore = history.publishedCount;
-            const snapshot = await withTimeout(history.snapshot(admin), SNAPSHOT_TIMEOUT_MS);
-            history.judge(snapshot, knownBefore);
-            lastSnapshot = snapshot;
-            if (!publishing) unresolved = history.settle(snapshot, false).unresolved;
-          } catch {
-            // Redis down, failing over or stalled: the next snapshot will judge.
-          }
-          await sleep(rng.int(200, 500));
-        }
-      })(),
-    );
-
-    const ctx: FaultContext = {
-      rng: rng.fork('faults'),
-      fleet,
-      history,
-      server: topology.server,
-      cluster: topology.cluster,
-      proxy,
-      stream,
-      stopped: () => !publishing && Date.now() >= faultsUntil,
-      fault: () => (faults += 1),
-      log,
-    };
-    if (def.faults) background.push(def.faults(ctx).catch((error: unknown) => log(`fault loop failed: ${String(error)}`)));
-
-    if (def.retention) {
-      const retentionPort = portOf(topology.direct);
-      const config = parseRetentionConfig({ stream, dltRetentionSeconds: 600, markerTtlSeconds: 600, reaper: { idleMs: 300 } });
-      const retentionRng = rng.fork('retention');
-      background.push(
-        (async () => {
-          while (!done) {
-            const report = await runRetention(retentionPort, config).catch(() => undefined);
-            faults += 1;
-            trimmed += report?.stream.removed ?? 0;
-            reaped += report?.consumers.deleted.length ?? 0;
-            await sleep(retentionRng.int(50, 300));
-          }
-          await retentionPort.close();
-        })(),
-      );
-    }
-
-    await publish(def, sizes, rng.fork('publish'), history, admin, publishPort, stream, log);
-    publishing = false;
-    while (Date.now() < faultsUntil) await sleep(100);
-    log(`published ${history.publishedCount} entries; waiting for the groups to drain`);
-
-    const drainUntil = Date.now() + sizes.drainTimeoutMs;
-    let lastReport = 0;
-    while (Date.now() < drainUntil && unresolved > 0) {
-      await sleep(250);
-      if (process.env.CHAOS_DEBUG && Date.now() - lastReport > 1_000) {
-        lastReport = Date.now();
-        log(`unresolved ${unresolved}, faults ${faults}, runs ${history.runs}`);
-      }
-    }
-    history.checkHungRuns();
-    const knownBefore = history.publishedCount;
-    let pending = 0;
-    try {
-      const final = await persist('final snapshot', () => history.snapshot(admin), 30_000);
-      history.judge(final, knownBefore);
-      pending = history.settle(final, true).pending;
-    } catch (error) {
-      // The stream or a group is gone (NOGROUP), or Redis never came back: nothing can be accounted for.
-      history.violate('I1', 'final', `the final state cannot be read: ${error instanceof Error ? error.message : String(error)}`);
-      pending = lastSnapshot ? history.settle(lastSnapshot, false).pending : 0;
-    }
-    history.checkHungRuns();
-    done = true;
-    await fleet.stop();
-    if (tables) {
-      // After the processes are gone: the ledgers and the inbox no longer move.
-      history.readLedgers();
-      history.checkInbox(await readInbox(postgresUrl, tables, groupNames));
-    }
-    await Promise.all(background);
-    const { committed, duplicates } = history.duplicates();
-    return {
-      scenario: def.name,
-      title: def.title,
-      seed,
-      published: history.publishedCount,
-      poison: [...history.known.values()].filter((e) => e.kind === 'dead-letter').length,
-      groups: groupNames.length,
-      committed,
-      duplicates,
-      duplicateRate: committed === 0 ? 0 : duplicates / committed,
-      pending,
-      dltRecords: history.dltRecords,
-      violations: history.violationTotal,
-      violationsByInvariant: { ...history.violationCounts },
-      violationDetails: history.violations,
-      worstOvershootMs: Number.isFinite(history.worstOvershootMs) ? history.worstOvershootMs : null,
-      runs: history.runs,
-      runErrors: history.runErrors,
-      kills: fleet.kills,
-      faults,
-      ...(def.retention ? { trimmed, reaped } : {}),
-      forgottenDeliveries,
-      snapshots: history.snapshots,
-      durationMs: Date.now() - startedAt,
-      replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,
-    };
-  } finally {
+  teardown.add(async () => {
     done = true;
     publishing = false;
     await fleet.stop();
     await Promise.allSettled(background);
-    admin.disconnect();
-    await publishPort.close().catch(() => undefined);
-    await proxy?.close();
-    await topology.stop();
-    rmSync(ledgerDir, { recursive: true, force: true });
-    if (tables) await dropInbox(postgresUrl, tables).catch(() => undefined);
+  });
+  for (const group of groupNames) {
+    await persist('create group', () => admin.xgroup('CREATE', stream, group, '0', 'MKSTREAM').catch((e: Error) => (e.message.includes('BUSYGROUP') ? 'OK' : Promise.reject(e))));
   }
+  const settings: ChildSettings = { ...DEFAULT_SETTINGS, ...def.settings };
+  for (const group of def.groups) {
+    const pollers = Math.max(1, group.pollers + sizes.scale);
+    for (let i = 0; i < pollers; i += 1) {
+      const slot = `${group.name}-p${i}`;
+      const config: ChildConfig = {
+        redis: childTarget,
+        probe: topology.direct,
+        stream,
+        group: group.name,
+        consumer: slot,
+        perRunConsumer: group.perRunConsumer ?? false,
+        ledgerFile: join(ledgerDir, `${slot}.ledger`),
+        ledgerSync: sizes.ledgerSync,
+        keyId: HMAC_KEY.keyId,
+        producer: PRODUCER,
+        mode: group.mode ?? 'continuous',
+        pauseMs: group.pauseMs ?? 0,
+        commitDelayMs: group.commitDelayMs ?? 0,
+        retainEvery: group.retainEvery ?? 0,
+        retainDeliveries: group.retainDeliveries ?? 0,
+        settings,
+        ...(tables ? { inbox: { url: postgresUrl, tables } } : {}),
+      };
+      fleet.add(slot, config);
+    }
+  }
+
+  // Every process must be up before the first event: a run starting seconds late on a
+  // loaded machine would let publishing and faults end before anyone consumes.
+  const ready = Date.now() + 60_000;
+  while (history.startedPids < fleet.slotNames.length && Date.now() < ready) await sleep(50);
+  const faultsUntil = Date.now() + sizes.faultWindowMs;
+  log(`${fleet.slotNames.length} poll processes up after ${Date.now() - startedAt} ms`);
+
+  // Live checking: an atomic snapshot, then the ledgers, then the judgement.
+  let lastSnapshot: Awaited<ReturnType<History['snapshot']>> | undefined;
+  let unresolved = Number.POSITIVE_INFINITY;
+  background.push(
+    (async () => {
+      while (!done) {
+        try {
+          const knownBefore = history.publishedCount;
+          const snapshot = await withTimeout(history.snapshot(admin), SNAPSHOT_TIMEOUT_MS);
+          history.judge(snapshot, knownBefore);
+          lastSnapshot = snapshot;
+          if (!publishing) unresolved = history.settle(snapshot, false).unresolved;
+        } catch {
+          // Redis down, failing over or stalled: the next snapshot will judge.
+        }
+        await sleep(rng.int(200, 500));
+      }
+    })(),
+  );
+
+  const ctx: FaultContext = {
+    rng: rng.fork('faults'),
+    fleet,
+    history,
+    server: topology.server,
+    cluster: topology.cluster,
+    proxy,
+    stream,
+    stopped: () => !publishing && Date.now() >= faultsUntil,
+    fault: () => (faults += 1),
+    log,
+  };
+  if (def.faults) background.push(def.faults(ctx).catch((error: unknown) => log(`fault loop failed: ${String(error)}`)));
+
+  if (def.retention) {
+    const retentionPort = portOf(topology.direct);
+    const config = parseRetentionConfig({ stream, dltRetentionSeconds: 600, markerTtlSeconds: 600, reaper: { idleMs: 300 } });
+    const retentionRng = rng.fork('retention');
+    background.push(
+      (async () => {
+        while (!done) {
+          const report = await runRetention(retentionPort, config).catch(() => undefined);
+          faults += 1;
+          trimmed += report?.stream.removed ?? 0;
+          reaped += report?.consumers.deleted.length ?? 0;
+          await sleep(retentionRng.int(50, 300));
+        }
+        await retentionPort.close();
+      })(),
+    );
+  }
+
+  await publish(def, sizes, rng.fork('publish'), history, admin, publishPort, stream, log);
+  publishing = false;
+  while (Date.now() < faultsUntil) await sleep(100);
+  log(`published ${history.publishedCount} entries; waiting for the groups to drain`);
+
+  const drainUntil = Date.now() + sizes.drainTimeoutMs;
+  let lastReport = 0;
+  while (Date.now() < drainUntil && unresolved > 0) {
+    await sleep(250);
+    if (process.env.CHAOS_DEBUG && Date.now() - lastReport > 1_000) {
+      lastReport = Date.now();
+      log(`unresolved ${unresolved}, faults ${faults}, runs ${history.runs}`);
+    }
+  }
+  const knownBefore = history.publishedCount;
+  let pending = 0;
+  try {
+    const final = await persist('final snapshot', () => history.snapshot(admin), 30_000);
+    history.judge(final, knownBefore);
+    pending = history.settle(final, true).pending;
+  } catch (error) {
+    // The stream or a group is gone (NOGROUP), or Redis never came back: nothing can be accounted for.
+    history.violate('I1', 'final', `the final state cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    pending = lastSnapshot ? history.settle(lastSnapshot, false).pending : 0;
+  }
+  done = true;
+  await fleet.stop();
+  if (tables) {
+    // After the processes are gone: the ledgers and the inbox no longer move.
+    history.readLedgers();
+    history.checkInbox(await readInbox(postgresUrl, tables, groupNames));
+  }
+  await Promise.all(background);
+  const { committed, duplicates } = history.duplicates();
+  return {
+    scenario: def.name,
+    title: def.title,
+    seed,
+    published: history.publishedCount,
+    poison: [...history.known.values()].filter((e) => e.kind === 'dead-letter').length,
+    groups: groupNames.length,
+    committed,
+    duplicates,
+    duplicateRate: committed === 0 ? 0 : duplicates / committed,
+    pending,
+    dltRecords: history.dltRecords,
+    violations: history.violationTotal,
+    violationsByInvariant: { ...history.violationCounts },
+    violationDetails: history.violations,
+    worstOvershootMs: Number.isFinite(history.worstOvershootMs) ? history.worstOvershootMs : null,
+    runs: history.runs,
+    runErrors: history.runErrors,
+    kills: fleet.kills,
+    faults,
+    ...(def.retention ? { trimmed, reaped } : {}),
+    forgottenDeliveries: history.forgottenDeliveries,
+    lateAcksOfCommitted: history.lateAcksOfCommitted,
+    snapshots: history.snapshots,
+    durationMs: Date.now() - startedAt,
+    replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,
+  };
 }
 
 /** Publishes the normal events (signed, deduped, paced) and, for the poison scenario, the catalogue rounds between them. */

@@ -1,14 +1,17 @@
 /**
  * The Redis servers a scenario runs against, all private, on free loopback ports (never
- * 6379): a restartable server with AOF `appendfsync always` (killed with SIGKILL and
- * restarted on the same port and directory), and a 3-master Cluster with one replica per
- * master whose masters can be failed over with `CLUSTER FAILOVER` on a replica.
+ * 6379): a plain server, a restartable server with AOF `appendfsync always` (killed with
+ * SIGKILL and restarted on the same port and directory), and a 3-master Cluster with one
+ * replica per master whose masters can be failed over with `CLUSTER FAILOVER` on a replica.
+ * Every process and folder is tracked (chaos/cleanup.ts) from the moment it exists, so an
+ * exit in the middle of a start or a restart leaves nothing running.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, spawnRedisServer, waitUntil } from '../local/redis-server';
+import { removeFolder, trackChild, trackFolder } from './cleanup';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -28,6 +31,30 @@ export interface Server {
   stop(): Promise<void>;
 }
 
+async function kill(child: ChildProcess | undefined): Promise<void> {
+  if (!child) return;
+  child.kill('SIGKILL');
+  await exited(child);
+}
+
+/** A standalone server without persistence. */
+export async function startPlainRedis(): Promise<Server> {
+  const port = await freePort();
+  const dir = trackFolder(mkdtempSync(join(tmpdir(), 'saga-chaos-redis-')));
+  const server = await spawnRedisServer(port, dir, ['--appendonly', 'no'], trackChild).catch((error: unknown) => {
+    removeFolder(dir);
+    throw error;
+  });
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      await kill(server);
+      removeFolder(dir);
+    },
+  };
+}
+
 export interface CrashableServer extends Server {
   /** SIGKILL: no shutdown, no final AOF rewrite; what was fsynced is what survives. */
   kill9(): Promise<void>;
@@ -39,9 +66,33 @@ export interface CrashableServer extends Server {
 /** A standalone server with AOF `appendfsync always`: every acknowledged write is on disk. */
 export async function startCrashableRedis(): Promise<CrashableServer> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'saga-chaos-aof-'));
+  const dir = trackFolder(mkdtempSync(join(tmpdir(), 'saga-chaos-aof-')));
   const args = ['--appendonly', 'yes', '--appendfsync', 'always'];
-  let child: ChildProcess | undefined = await spawnRedisServer(port, dir, args);
+  let child: ChildProcess | undefined;
+  let stopped = false;
+  // The process of a start still waiting for its PING: stop() must not miss it.
+  let starting: ChildProcess | undefined;
+  const start = async () => {
+    try {
+      child = await spawnRedisServer(port, dir, args, (spawned) => {
+        starting = trackChild(spawned);
+      });
+    } finally {
+      starting = undefined;
+    }
+    if (stopped) {
+      // stop() ran while this start waited for its PING
+      const late = child;
+      child = undefined;
+      await kill(late);
+    }
+  };
+  try {
+    await start();
+  } catch (error) {
+    removeFolder(dir);
+    throw error;
+  }
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -49,33 +100,29 @@ export async function startCrashableRedis(): Promise<CrashableServer> {
       return child !== undefined;
     },
     async kill9() {
-      if (!child) return;
       const dying = child;
       child = undefined;
-      dying.kill('SIGKILL');
-      await exited(dying);
+      await kill(dying);
     },
     async restart() {
-      if (child) return;
+      if (child || stopped) return;
       // The port may linger for a moment after SIGKILL; retry until it binds.
       for (let attempt = 0; ; attempt += 1) {
         try {
-          child = await spawnRedisServer(port, dir, args);
+          await start();
           return;
         } catch (error) {
-          if (attempt >= 20) throw error;
+          if (attempt >= 20 || stopped) throw error;
           await sleep(100);
         }
       }
     },
     async stop() {
+      stopped = true;
       const last = child;
       child = undefined;
-      if (last) {
-        last.kill('SIGKILL');
-        await exited(last);
-      }
-      rmSync(dir, { recursive: true, force: true });
+      await Promise.all([kill(last), kill(starting)]);
+      removeFolder(dir);
     },
   };
 }
@@ -124,19 +171,20 @@ function ownsSlot(node: NodeLine, slot: number): boolean {
 }
 
 export async function startReplicatedCluster(masters = 3): Promise<ReplicatedCluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'saga-chaos-cluster-'));
+  const dir = trackFolder(mkdtempSync(join(tmpdir(), 'saga-chaos-cluster-')));
   const ports: number[] = [];
   const children: ChildProcess[] = [];
   const stop = async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await Promise.all(children.map(exited));
-    rmSync(dir, { recursive: true, force: true });
+    await Promise.all(children.map(kill));
+    removeFolder(dir);
   };
   try {
     for (let i = 0; i < masters * 2; i += 1) {
       const port = await freePort(true);
       ports.push(port);
-      children.push(await spawnRedisServer(port, dir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000']));
+      await spawnRedisServer(port, dir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'], (child) => {
+        children.push(trackChild(child));
+      });
     }
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], {
       encoding: 'utf8',

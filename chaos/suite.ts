@@ -32,6 +32,7 @@ export const BOUNDED_SCENARIOS = [
   'redis-kill',
   'proxy-drop',
   'proxy-stall',
+  'proxy-long-stall',
   'cluster-failover',
   'handlers',
   'poison',

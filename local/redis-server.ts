@@ -96,11 +96,13 @@ function stopChild(child: ChildProcess): Promise<void> {
 /**
  * Starts redis-server on a loopback port with no RDB snapshots, and resolves once it answers
  * PING; `extra` adds options (persistence, cluster mode). Fails with the install hint when
- * redis-server is missing, and at once when the server exits early.
+ * redis-server is missing, and at once when the server exits early; a server that never
+ * answers is killed. `onSpawn` sees the process as soon as it exists (to stop it on exit).
  */
-export async function spawnRedisServer(port: number, dir: string, extra: readonly string[]): Promise<ChildProcess> {
+export async function spawnRedisServer(port: number, dir: string, extra: readonly string[], onSpawn?: (child: ChildProcess) => void): Promise<ChildProcess> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...extra];
   const child = spawn('redis-server', args, { stdio: 'ignore' });
+  onSpawn?.(child);
   const failed = new Promise<never>((_, reject) => {
     child.once('error', (error) =>
       reject(new Error(`cannot start redis-server (${error.message}); install it with: ${REDIS_SERVER_INSTALL_HINT}`)),
@@ -108,7 +110,12 @@ export async function spawnRedisServer(port: number, dir: string, extra: readonl
     child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited early (code ${code})`)));
   });
   failed.catch(() => {});
-  await Promise.race([waitUntil(() => pingRedis(port), `redis-server on port ${port}`), failed]);
+  try {
+    await Promise.race([waitUntil(() => pingRedis(port), `redis-server on port ${port}`), failed]);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
   return child;
 }
 

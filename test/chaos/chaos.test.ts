@@ -4,7 +4,8 @@
  * scenario must end with zero violations; a failure prints the seed that replays it
  * (`npm run chaos -- --seed N --scenario name --quick`). CHAOS_SEED fixes the seed.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stopScenarios } from '../../chaos/cleanup';
 import { bundleChild, type ChildBundle } from '../../chaos/fleet';
 import { runScenario } from '../../chaos/harness';
 import { randomSeed } from '../../chaos/rng';
@@ -22,6 +23,8 @@ describe(`chaos (bounded, seed ${seed})`, () => {
     process.env.CHAOS_POSTGRES_URL ??= inject('databaseUrl');
     bundle = await bundleChild();
   });
+  // A scenario this test gave up on (its timeout) goes on in the background: stop it before the next one.
+  afterEach(stopScenarios);
   afterAll(() => bundle?.cleanup());
 
   it.each(BOUNDED_SCENARIOS.map((name) => SCENARIOS.find((s) => s.name === name)!))(

@@ -1,0 +1,126 @@
+/**
+ * The chaos checker's judgement, driven with synthetic ledgers and probe lines (no
+ * processes, no Redis): what counts as an ack before commit (I2), and what the direct
+ * probe may still speak for.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEADLINE_GRACE_MS, History } from '../../chaos/checker';
+import { LedgerWriter } from '../../chaos/ledger';
+import { handlerTimeLimit, probeInTime, PROBE_MARGIN_MS } from '../../chaos/probe';
+
+const STREAM = 'chaos:{c}:unit';
+const ENTRY = '1700000000000-0';
+
+let dir: string;
+let history: History;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'saga-chaos-checker-test-'));
+  history = new History(STREAM, `${STREAM}:dlt`, ['g1', 'g2'], dir);
+  history.add({ id: ENTRY, eventId: 'unit-0', kind: 'normal', label: 'event' });
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function ledgerOf(consumer: string): LedgerWriter {
+  return new LedgerWriter(join(dir, `${consumer}.ledger`), 'write');
+}
+
+/** B's probe line: its entry was gone from the PEL while its handler was inside its limit. */
+const probeOfB = { pid: 2, group: 'g1', entryId: ENTRY, lastDelivered: '1700000000500-0' };
+
+describe('I2 probe: an entry gone from the PEL', () => {
+  it('is a late ack of another consumer’s commit, not I2, when a ledger holds its commit when the probe is judged', async () => {
+    // The race of issue 24 item 7: A commits and sends its ack, a stalled proxy holds the
+    // ack past minIdle, B reclaims the entry and starts it, A's ack lands, B's probe finds
+    // the entry gone. A's ledger line was written before its ack was sent, so it is there
+    // when B's probe line is judged — even if the checker last read the ledgers before it.
+    history.readLedgers();
+    await ledgerOf('g1-p0').commit({ group: 'g1', entryId: ENTRY, eventId: 'unit-0' });
+    history.earlyAck(probeOfB);
+    expect(history.violationCounts.I2).toBe(0);
+    expect(history.lateAcksOfCommitted).toBe(1);
+  });
+
+  it('is I2 when no ledger holds its commit', () => {
+    history.earlyAck(probeOfB);
+    expect(history.violationCounts.I2).toBe(1);
+    expect(history.violations[0]!.detail).toContain(ENTRY);
+  });
+
+  it('is I2 when only another group committed the entry', async () => {
+    await ledgerOf('g2-p0').commit({ group: 'g2', entryId: ENTRY, eventId: 'unit-0' });
+    history.earlyAck(probeOfB);
+    expect(history.violationCounts.I2).toBe(1);
+  });
+
+  it('is a forgotten delivery, not I2, when the entry is above the group’s last-delivered id (a Redis restart)', () => {
+    history.earlyAck({ ...probeOfB, lastDelivered: '1699999999999-0' });
+    expect(history.violationCounts.I2).toBe(0);
+    expect(history.forgottenDeliveries).toBe(1);
+  });
+});
+
+describe('the probe’s time limit is the product’s', () => {
+  const handlerTimeoutMs = 300;
+
+  it('is the handler timeout when the run has time left', () => {
+    expect(handlerTimeLimit(10_000, handlerTimeoutMs, 20_000)).toBe(10_300);
+  });
+
+  it('is cut at the run’s settle time (deadline − settleReserve) when that comes first', () => {
+    // SPEC §5.1 step 2: min(handlerTimeout, deadline − now − settleReserve). A handler that
+    // starts 100 ms before the settle time is given up on 100 ms later, not 300.
+    const settleBy = 10_100;
+    const limit = handlerTimeLimit(10_000, handlerTimeoutMs, settleBy);
+    expect(limit).toBe(settleBy);
+    expect(probeInTime(settleBy - PROBE_MARGIN_MS - 1, limit)).toBe(true);
+    expect(probeInTime(10_200, limit)).toBe(false);
+  });
+});
+
+describe('I6: no run ends later than its deadline + 1 s', () => {
+  const deadline = 50_000;
+  const start = { pid: 7, startedAt: deadline - 1_200, deadline };
+  const run = { ...start, consumer: 'g1-p0' };
+
+  it('holds for a run that reports its end at deadline + 1,000 ms', () => {
+    history.runStarted(start);
+    history.runEnded({ ...run, endedAt: deadline + DEADLINE_GRACE_MS });
+    expect(history.violationCounts.I6).toBe(0);
+    expect(history.worstOvershootMs).toBe(1_000);
+  });
+
+  it('fails a run that reports its end at deadline + 1,001 ms, naming the overshoot', () => {
+    history.runStarted(start);
+    history.runEnded({ ...run, endedAt: deadline + 1_001 });
+    expect(history.violationCounts.I6).toBe(1);
+    expect(history.violations[0]!.detail).toContain('1001 ms after its deadline');
+  });
+
+  it('fails a run that never reports and is still running 1,500 ms past its deadline when its process goes', () => {
+    // The old watchdog called a silent run hung only 3 s past its deadline.
+    history.runStarted(start);
+    history.processGone(start.pid, deadline + 1_500);
+    expect(history.violationCounts.I6).toBe(1);
+    expect(history.violations[0]!.detail).toContain('1500 ms after its deadline');
+    expect(history.worstOvershootMs).toBe(1_500);
+  });
+
+  it('does not blame a run whose process was killed before its deadline + 1 s', () => {
+    history.runStarted(start);
+    history.processGone(start.pid, deadline + 900);
+    expect(history.violationCounts.I6).toBe(0);
+  });
+
+  it('judges a silent run by its own start line, not by a later run of the same process', () => {
+    history.runStarted(start);
+    history.runEnded({ ...run, endedAt: deadline - 10 });
+    history.runStarted({ pid: 7, startedAt: deadline, deadline: deadline + 1_200 });
+    history.processGone(7, deadline + 2_000);
+    expect(history.violationCounts.I6).toBe(0);
+  });
+});
