@@ -222,7 +222,14 @@ export class RunLoop {
     if (next === undefined) return undefined;
     const outcome = await this.#send({ settles: carried === undefined ? [] : [carried.settle!], claim: next.plan });
     this.#landSettles(carried === undefined ? [] : [carried], outcome);
-    return this.#landClaim(next, outcome);
+    return this.#goOnWith(this.#landClaim(next, outcome));
+  }
+
+  /** The batch to handle next; none once the run failed (the batch is then given back unstarted). */
+  #goOnWith(batch: Batch | undefined): Batch | undefined {
+    if (batch === undefined || !this.#failed) return batch;
+    this.#ahead = batch;
+    return undefined;
   }
 
   /**
@@ -244,7 +251,7 @@ export class RunLoop {
       }
       outcome = await this.#send({ claim: first.plan });
     }
-    return this.#landClaim(first, outcome);
+    return this.#goOnWith(this.#landClaim(first, outcome));
   }
 
   /**
@@ -313,7 +320,9 @@ export class RunLoop {
     if (this.#options.maxRounds !== undefined && this.#decidedRounds + 1 >= this.#options.maxRounds) return undefined;
     const allowance = this.#config.maxRoundBytes - claim.bytes;
     if (allowance <= 0) return undefined;
-    return this.#planClaim(claim.entries.length, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: false });
+    // Beside an empty batch the run holds nothing: one larger entry may come alone (else a
+    // stream of entries over the budget would be cut to nothing claim after claim).
+    return this.#planClaim(claim.entries.length, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: claim.entries.length === 0 });
   }
 
   /** Room for a claim when the run holds no other batch: the whole budget, and one larger entry alone. */
@@ -348,11 +357,7 @@ export class RunLoop {
       this.#scriptLoaded = true;
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
-      const batch = { claim, claimedAt: this.#deps.now() };
-      if (!this.#failed) return batch;
-      // Another part of the exchange failed: the run stops, and this batch is given back unstarted.
-      this.#ahead = batch;
-      return undefined;
+      return { claim, claimedAt: this.#deps.now() };
     }
     this.#taken.push(...outcome.taken);
     if (planned.plan.read === 'native' && isNoScript(outcome.claimError)) this.#scriptLoaded = false;

@@ -14,7 +14,7 @@ import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import type { RoundReport } from '../../src/consume/report';
 import { Rejection } from '../../src/verdict/verdict';
-import { clientKinds } from '../support/clients';
+import { clientKinds, ioredisKind } from '../support/clients';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 import { append, pendingIds, pendingRows } from '../support/redis';
@@ -145,34 +145,6 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     expect(rows.map((row) => row.id)).toEqual([ids[7]]);
     expect(rows[0]).toMatchObject({ consumer: 'c1', deliveries: 0 });
     expect(rows[0]!.idleMs).toBeLessThan(MIN_IDLE);
-  });
-
-  // Native reads (inside MULTI, beside claim.lua) are TCP's; REST reads every entry in claim.lua.
-  it.runIf(kind.name === 'ioredis')('gives back what the reclaim took when the native read beside it fails', async () => {
-    const ids = await appendPayloads(3);
-    // Delivered long ago to a consumer that died: reclaimable.
-    await admin.xreadgroup('GROUP', 'g', 'dead', 'COUNT', 3, 'STREAMS', stream, '>');
-    await admin.xclaim(stream, 'g', 'dead', 0, ...ids, 'IDLE', MIN_IDLE * 2);
-    // The native read (inside MULTI, after claim.lua reclaimed) answers an error: it names a
-    // group that does not exist. The run's first claim goes through claim.lua alone (no
-    // XREADGROUP command) and reclaims one entry (reclaimBatch 1); the second reclaims the
-    // next one beside the failing read.
-    const failingRead: RedisPort = {
-      ...port,
-      exchange: (commands) =>
-        port.exchange(commands.map((c) => (c.name === 'XREADGROUP' ? { ...c, args: c.args.map((a, i) => (i === 1 ? 'no-such-group' : a)) } : c))),
-    };
-    const config = fastConfig(stream, { batch: 5, reclaimBatch: 1, reclaimEveryRounds: 1, minIdleMs: MIN_IDLE });
-    const poller = createPoller({ port: failingRead, config, process: recordingProcessor([]) });
-    const before = new Map((await pendingRows(admin, stream, 'g')).map((row) => [row.id, row.deliveries]));
-    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/NOGROUP/);
-    const rows = await pendingRows(admin, stream, 'g');
-    // ids[0] was handled and acked; ids[1] was reclaimed to c1, then released unstarted:
-    // reclaimable at once, deliveries as before; ids[2] was never claimed.
-    expect(rows.map((row) => row.id)).toEqual(ids.slice(1));
-    expect(rows[0]).toMatchObject({ consumer: 'c1', deliveries: before.get(ids[1]!) });
-    expect(rows[0]!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
-    expect(rows[1]).toMatchObject({ consumer: 'dead', deliveries: before.get(ids[2]!) });
   });
 
   it('holds an ordering key across rounds: a retained entry blocks its successors in the next round', async () => {
@@ -391,4 +363,50 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     expect(staleSeenInRound).toBeLessThanOrEqual(1 + 3);
     expect(reclaims).toBeLessThan(report.rounds);
   });
+});
+
+// Native reads (inside MULTI, beside claim.lua) are TCP's; REST reads every entry in claim.lua.
+describe('overlapped rounds over ioredis, native reads', () => {
+  let admin: Redis;
+  let port: RedisPort;
+  let stream: string;
+
+  useRedisPerTest(ioredisKind, (h) => ({ admin, port, stream } = h));
+  beforeEach(async () => {
+    await ensureGroup(port, stream, 'g', '0-0');
+  });
+
+  const appendPayloads = async (count: number, prefix = 'p') => {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 1) ids.push(await append(admin, stream, { event_id: `${prefix}${i}`, payload: `${prefix}${i}` }));
+    return ids;
+  };
+
+  it('gives back what the reclaim took when the native read beside it fails', async () => {
+    const ids = await appendPayloads(3);
+    // Delivered long ago to a consumer that died: reclaimable.
+    await admin.xreadgroup('GROUP', 'g', 'dead', 'COUNT', 3, 'STREAMS', stream, '>');
+    await admin.xclaim(stream, 'g', 'dead', 0, ...ids, 'IDLE', MIN_IDLE * 2);
+    // The native read (inside MULTI, after claim.lua reclaimed) answers an error: it names a
+    // group that does not exist. The run's first claim goes through claim.lua alone (no
+    // XREADGROUP command) and reclaims one entry (reclaimBatch 1); the second reclaims the
+    // next one beside the failing read.
+    const failingRead: RedisPort = {
+      ...port,
+      exchange: (commands) =>
+        port.exchange(commands.map((c) => (c.name === 'XREADGROUP' ? { ...c, args: c.args.map((a, i) => (i === 1 ? 'no-such-group' : a)) } : c))),
+    };
+    const config = fastConfig(stream, { batch: 5, reclaimBatch: 1, reclaimEveryRounds: 1, minIdleMs: MIN_IDLE });
+    const poller = createPoller({ port: failingRead, config, process: recordingProcessor([]) });
+    const before = new Map((await pendingRows(admin, stream, 'g')).map((row) => [row.id, row.deliveries]));
+    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/NOGROUP/);
+    const rows = await pendingRows(admin, stream, 'g');
+    // ids[0] was handled and acked; ids[1] was reclaimed to c1, then released unstarted:
+    // reclaimable at once, deliveries as before; ids[2] was never claimed.
+    expect(rows.map((row) => row.id)).toEqual(ids.slice(1));
+    expect(rows[0]).toMatchObject({ consumer: 'c1', deliveries: before.get(ids[1]!) });
+    expect(rows[0]!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
+    expect(rows[1]).toMatchObject({ consumer: 'dead', deliveries: before.get(ids[2]!) });
+  });
+
 });
