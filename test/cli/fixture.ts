@@ -36,7 +36,7 @@ export function writeFixtureConfig(handler = DEFAULT_HANDLER): FixtureConfig {
   const text = `
 import { defineConfig } from ${src('deployment/define-config.ts')};
 import { entryConsumer } from ${src('deployment/consumers.ts')};
-import { Rejection } from ${src('verdict.ts')};
+import { Rejection } from ${src('verdict/verdict.ts')};
 
 const stream = ${JSON.stringify(stream)};
 const rejectedOnce = new Set<string>();
