@@ -59,19 +59,20 @@ export const consumerConfigSchema = z.strictObject({
   /** Handlers running at once within a round; 1 handles entries strictly in order. */
   concurrency: z._default(z.int().check(z.minimum(1), z.maximum(1_024)), 1),
   /**
-   * How continuous mode waits between empty rounds: `block` = a fresh read that blocks
-   * (`XREADGROUP … BLOCK`, TCP only: an entry appended meanwhile comes back in the reply
-   * that wakes the run), `sleep` = plain timer. Default: block on TCP, sleep on REST.
+   * How continuous mode waits between empty rounds: `block` = a read of one entry that blocks
+   * (`XREADGROUP … COUNT 1 BLOCK`, TCP only, on the port's blocking connection: an entry
+   * appended meanwhile comes back in the reply that wakes the run), `sleep` = plain timer.
+   * Default: block on TCP, sleep on REST.
    */
   wait: z.optional(z.enum(['block', 'sleep'])),
   /** Reclaim cadence (SPEC §5.1): XAUTOCLAIM runs at least every this many rounds while fresh entries fill them. */
   reclaimEveryRounds: z._default(z.int().check(z.minimum(1), z.maximum(1_000)), 10),
   /**
-   * Byte budget of the claim replies a run holds at once (SPEC §5.1): the batch being handled
-   * and the one claimed beside it get half each (a run's first claim, alone, the whole);
-   * claim counts follow the observed entry size. 4 MiB: peak RSS on 64 KiB entries grows
-   * ~3 MiB per MiB of budget (replies, their parsed copies, garbage awaiting GC), and claims
-   * of 2 MiB cost no more CPU per entry than claims of 4 MiB.
+   * Byte budget of the claim replies a run holds at once (SPEC §5.1), a bound: each claim may
+   * return what the budget leaves beside the batch in hand, and claim.lua keeps it to that
+   * (one entry larger than the budget is read alone). 4 MiB: peak memory is about three
+   * budgets of reply buffers (the batch in hand, the one claimed beside it, the client's
+   * parse buffer), and claims of 2 MiB cost no more CPU per entry than claims of 4 MiB.
    */
   maxRoundBytes: z._default(z.int().check(z.minimum(65_536), z.maximum(536_870_912)), 4 * 1024 * 1024),
   /** Where a newly created group starts: `0-0` replays history, `$` starts from now. */
