@@ -9,9 +9,10 @@
   so no claim ever sees an entry without its record.
 
   KEYS[1]  stream
-  KEYS[2]  sizes hash (field 'appended': entries appended by recording writers)
-  KEYS[3]  large entries: sorted set, score = the entry's ordinal among the recorded appends (the
-           'appended' count it made), member = '<ordinal> <bytes>'
+  KEYS[2]  sizes hash: 'appended' (entries appended by recording writers), 'large' (records
+           in KEYS[3]); claim.lua checks both against what Redis reports
+  KEYS[3]  large-entry records: sorted set, score 0, member = '<ms>-<seq> <bytes>' with both
+           parts of the id zero-padded to 20 digits, so members sort in id order
   ARGV     the entry's field, value pairs, in order
 
   Reply: the new entry id
@@ -22,6 +23,10 @@ local SMALL = 1024
 local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV))
 local bytes = #id
 for i = 1, #ARGV do bytes = bytes + #ARGV[i] end
-local ordinal = redis.call('HINCRBY', KEYS[2], 'appended', 1)
-if bytes > SMALL then redis.call('ZADD', KEYS[3], ordinal, ordinal .. ' ' .. bytes) end
+redis.call('HINCRBY', KEYS[2], 'appended', 1)
+if bytes > SMALL then
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  redis.call('ZADD', KEYS[3], 0, string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq .. ' ' .. bytes)
+  redis.call('HINCRBY', KEYS[2], 'large', 1)
+end
 return id

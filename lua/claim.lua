@@ -2,7 +2,7 @@
   claim.lua: one claim of a run, inside the byte budget (SPEC §5.1 "Claim", "Byte budget").
   It reclaims idle pending entries from the shared cursor and decides how the fresh entries
   are read, so that the reply (and the fresh read beside it) never carries more than the
-  byte allowance the run still has.
+  byte allowance the run still has, and no step copies more through Lua than it must.
 
   Reclaim. XAUTOCLAIM from the cursor stored in Redis: a poll function keeps no memory
   between runs, and restarting at 0-0 every run would let a first page of entries that are
@@ -14,41 +14,50 @@
   starts at 0-0 and the key is left alone, since an explicit keys.cursor can name a key this
   library did not write (note 'wrong_type'). An error with cursor 0-0 is not the cursor's
   fault (NOGROUP, a stream of the wrong type): it is returned and nothing is written.
-  Reclaimed entries pass through Lua anyway, so their sizes are measured here: the entries
-  that do not fit the allowance are put back at once (idle minIdle, delivery count as before
-  this claim: reclaimable by any run straight away) and the cursor is stored at the first of
-  them, so the next reclaim starts there and nothing is skipped.
+  XAUTOCLAIM runs with JUSTID (ids only, no delivery counted), then each entry is fetched
+  with XCLAIM (which counts the delivery) while the allowance lasts; the first that does not
+  fit is put back with its count as before, and the rest, never copied, are put back as they
+  were — idle minIdle, so any run reclaims them at once — and the cursor is stored at the first
+  of them, so the next reclaim starts there and nothing is skipped.
 
   Fresh read, three ways (ARGV[8]):
     'none'    no fresh entries this claim.
-    'lua'     XREADGROUP here, measured; the entries past the allowance are handed back to
-              the stream in the same script (XACK removes them from this group's PEL,
-              XGROUP SETID moves the group's last-delivered id back before them), so the next
-              read delivers them again, in order, as if never read. Costs copying the
-              entries through Lua; REST clients (one script per claim) and a run's first
-              claim read this way.
+    'lua'     XREADGROUP here, in steps sized from what the previous steps weighed (1 entry
+              first), so a batch of large entries is not copied whole to find that one fits.
+              The entries of the last step past the allowance are handed back to the stream
+              in the same script: XGROUP SETID moves the group's last-delivered id back before
+              them first (a failure after it leaves them pending and unread, to be delivered
+              again — never lost), then XACK takes them out of this group's PEL; the next read
+              delivers them again, in order, as if never read. REST clients (one script per
+              claim) and a run's first claim read this way.
     'native'  the caller sends, right after this script inside one MULTI/EXEC,
               XREADGROUP … COUNT ARGV[7] STREAMS <stream> <gate> > >, which copies nothing
-              through Lua. This script proves first that those entries fit: every entry of
-              the stream was appended by a writer that records sizes (append.lua, publish.lua,
-              redrive.lua: KEYS[3] counts their appends, KEYS[4] holds every entry larger
-              than SMALL with its size), so the entries the read will deliver — the first
-              min(count, lag) after this group's last-delivered id, nothing can interleave in
-              a MULTI — weigh at most the sizes of the first large ones after it plus SMALL
-              for each other. Proven: the gate (a consumer group named like this group on the
-              empty stream KEYS[5]) is opened and the read goes ahead. Not proven (a writer
-              that records nothing appended, the lag is unknown, or the entries do not fit):
-              the entries are read here as in 'lua', and the gate is closed, so the read
-              beside fails with NOGROUP on the gate and delivers nothing.
-  A stream some writer appended to without recording sizes is proven again once every
-  group has read everything (all lags 0): nothing unread is then of unknown size.
+              through Lua. This script proves first that those entries fit, from what the
+              writers that record sizes (append.lua, publish.lua, redrive.lua) keep: KEYS[3]
+              counts their appends ('appended'), the records they hold ('large') and what
+              trim.lua removed ('trimmed'); KEYS[4] holds one record per entry larger than
+              SMALL, with its size, ordered by entry id. The proof holds when every entry of
+              the stream came from such a writer and none was removed by another hand
+              (appended = entries-read + lag, XLEN + trimmed = appended), no record is missing
+              (ZCARD = large), and the lag is known (Redis reports none while a deleted entry
+              lies after the group's last-delivered id). Then the read delivers the first
+              min(count, lag) entries after the last-delivered id — nothing interleaves in a
+              MULTI — and the large ones among them are the first records after that id, so
+              they weigh at most those records' sizes plus SMALL for each other entry. Proven:
+              this claim's gate (a consumer group on the empty stream KEYS[5], unique to the
+              claim, deleted in the same transaction) is created and the read goes ahead. Not
+              proven: the entries are read here as in 'lua', the gate is never created, and the
+              read beside fails with NOGROUP on it, delivering nothing.
+  A stream some other writer or hand touched is proven again once every group has read all of
+  it (last-delivered = last-generated id): nothing unread is then of unknown size, and the
+  counts start over from what Redis reports.
 
   KEYS[1]  source stream
   KEYS[2]  cursor key (string; absent = 0-0)
-  KEYS[3]  sizes hash: field 'appended' = entries appended by recording writers
-  KEYS[4]  large entries: sorted set, score = the entry's ordinal among the recorded appends,
-           member = '<ordinal> <bytes>'
-  KEYS[5]  gate stream (empty; one consumer group per reading group)
+  KEYS[3]  sizes hash: 'appended', 'large', 'trimmed' (see above)
+  KEYS[4]  large-entry records: sorted set, score 0, member = '<ms>-<seq> <bytes>' with both
+           parts of the id zero-padded to 20 digits (members then sort in id order)
+  KEYS[5]  this claim's gate stream
   ARGV[1]  group
   ARGV[2]  consumer
   ARGV[3]  min idle, ms
@@ -94,6 +103,29 @@ local function entry_bytes(entry)
   return bytes
 end
 
+local function field_map(flat)
+  local map = {}
+  for i = 1, #flat - 1, 2 do map[flat[i]] = flat[i + 1] end
+  return map
+end
+
+-- The groups as Redis reports them, read before anything is written: a refusal here (NOGROUP
+-- comes later, from the reads; this fails on a missing stream or a user denied XINFO) changes
+-- nothing. Only the fresh reads need it.
+local groups, mine = {}, nil
+if fresh_mode ~= 'none' then
+  local listed = redis.pcall('XINFO', 'GROUPS', stream)
+  if is_error(listed) then
+    if not string.find(listed.err, 'no such key', 1, true) then return listed end
+    listed = {}
+  end
+  for _, flat in ipairs(listed) do
+    local info = field_map(flat)
+    groups[#groups + 1] = info
+    if info['name'] == group then mine = info end
+  end
+end
+
 -- Bytes taken so far; the first entry may exceed the allowance when the run holds nothing else.
 local taken, cut = 0, 0
 local function fits(bytes)
@@ -113,7 +145,7 @@ if reclaim_count > 0 then
     note = 'reset'
   end
   local function autoclaim(start)
-    return redis.pcall('XAUTOCLAIM', stream, group, consumer, min_idle, start, 'COUNT', reclaim_count)
+    return redis.pcall('XAUTOCLAIM', stream, group, consumer, min_idle, start, 'COUNT', reclaim_count, 'JUSTID')
   end
   local claimed = autoclaim(cursor)
   if is_error(claimed) and cursor ~= '0-0' then
@@ -122,69 +154,63 @@ if reclaim_count > 0 then
   end
   if is_error(claimed) then return claimed end
   next_cursor, deleted = claimed[1], claimed[3] or {}
-  for _, entry in ipairs(claimed[2]) do
-    -- XAUTOCLAIM does not report delivery counts; a point XPENDING per entry does (O(log n)).
-    local row = redis.call('XPENDING', stream, group, entry[1], entry[1], 1)
-    local count = row[1] and row[1][4] or 0
-    local bytes = entry_bytes(entry)
-    if cut == 0 and fits(bytes) then
-      taken = taken + bytes
-      reclaimed[#reclaimed + 1] = entry
-      counts[#counts + 1] = count
+  for _, id in ipairs(claimed[2]) do
+    if cut == 0 then
+      -- Counts this delivery, and copies the entry: the only entries copied are ones looked at.
+      local entry = redis.call('XCLAIM', stream, group, consumer, 0, id)[1]
+      local row = redis.call('XPENDING', stream, group, id, id, 1)
+      local count = row[1] and row[1][4] or 0
+      if entry ~= nil and fits(entry_bytes(entry)) then
+        taken = taken + entry_bytes(entry)
+        reclaimed[#reclaimed + 1] = entry
+        counts[#counts + 1] = count
+      elseif entry ~= nil then
+        cut, next_cursor = 1, id
+        redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', min_idle, 'RETRYCOUNT', math.max(0, count - 1), 'JUSTID')
+      end
     else
-      if cut == 0 then next_cursor = entry[1] end
-      cut = 1
-      redis.call('XCLAIM', stream, group, consumer, 0, entry[1], 'IDLE', min_idle, 'RETRYCOUNT', math.max(0, count - 1), 'JUSTID')
+      -- Never copied, its delivery never counted (JUSTID): as it was, reclaimable at once.
+      redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', min_idle, 'JUSTID')
     end
   end
   if note ~= 'wrong_type' then redis.call('SET', cursor_key, next_cursor) end
 end
 
 -- ---- 2. fresh entries
-local function group_info()
-  local ok, groups = pcall(redis.call, 'XINFO', 'GROUPS', stream)
-  if not ok then return nil, nil end
-  local mine
-  local all_read = true
-  for _, flat in ipairs(groups) do
-    local info = {}
-    for i = 1, #flat - 1, 2 do info[flat[i]] = flat[i + 1] end
-    if info['name'] == group then mine = info end
-    if info['lag'] ~= 0 then all_read = false end
-  end
-  return mine, all_read
+local function padded_id(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq
 end
 
--- Sizes of the recorded large entries with ordinals in (after, after + count]: the next `count` unread.
-local function large_within(after, count)
-  local sizes = {}
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', large_key, '(' .. after, after + count)) do
-    sizes[#sizes + 1] = tonumber(string.match(member, ' (%d+)$'))
+-- Every group has read the whole stream: nothing unread is of unknown size, the counts may start over.
+local function adopt()
+  local ok, flat = pcall(redis.call, 'XINFO', 'STREAM', stream)
+  if not ok then return false end
+  local info = field_map(flat)
+  for _, other in ipairs(groups) do
+    if other['last-delivered-id'] ~= info['last-generated-id'] then return false end
   end
-  return sizes
+  local added = info['entries-added']
+  if type(added) ~= 'number' then return false end
+  redis.call('DEL', large_key)
+  redis.call('HSET', sizes_key, 'appended', added, 'large', 0, 'trimmed', added - redis.call('XLEN', stream))
+  return true
 end
 
--- True when the next `count` fresh entries of this group provably fit what is left.
+-- True when the next `count` fresh entries of this group provably fit what is left (see header).
 local function native_read_fits(count)
-  local mine, all_read = group_info()
   if mine == nil then return false end
   local lag, entries_read = mine['lag'], mine['entries-read']
-  if type(lag) ~= 'number' or type(entries_read) ~= 'number' then return false end
-  local added = entries_read + lag
-  local appended = tonumber(redis.call('HGET', sizes_key, 'appended') or '0')
-  if appended ~= added then
-    if not all_read then return false end
-    -- Nothing is unread by any group: every entry from here on is appended by a writer
-    -- that counts, or the count tells.
-    redis.call('HSET', sizes_key, 'appended', added)
-  end
+  if type(lag) ~= 'number' or type(entries_read) ~= 'number' or lag < 0 then return adopt() end
+  local counted = redis.call('HMGET', sizes_key, 'appended', 'large', 'trimmed')
+  local appended, large, trimmed = tonumber(counted[1] or '0'), tonumber(counted[2] or '0'), tonumber(counted[3] or '0')
+  local intact = appended == entries_read + lag and redis.call('XLEN', stream) + trimmed == appended and redis.call('ZCARD', large_key) == large
+  if not intact then return adopt() end
   local window = math.min(count, lag)
   if window == 0 then return true end
-  -- With every append counted, the group's entries-read is the ordinal of its last-delivered
-  -- entry: the read will deliver ordinals entries_read + 1 .. entries_read + window.
-  local large = large_within(entries_read, window)
-  local bytes = (window - #large) * SMALL
-  for _, size in ipairs(large) do bytes = bytes + size end
+  local records = redis.call('ZRANGEBYLEX', large_key, '(' .. padded_id(mine['last-delivered-id']) .. '~', '+', 'LIMIT', 0, window)
+  local bytes = (window - #records) * SMALL
+  for _, record in ipairs(records) do bytes = bytes + tonumber(string.match(record, ' (%d+)$')) end
   if taken + bytes <= allowance or (window == 1 and alone and taken == 0) then
     taken = taken + bytes
     return true
@@ -192,33 +218,42 @@ local function native_read_fits(count)
   return false
 end
 
--- XREADGROUP here; what does not fit goes back to the stream for this group (see header).
+-- XREADGROUP here, in steps; what does not fit goes back to the stream for this group (see header).
 local function read_here(count)
-  local before = group_info()
-  local read = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>')
-  if is_error(read) then return read end
-  if not read then return {} end
-  local got, kept = read[1][2], {}
-  for _, entry in ipairs(got) do
-    local bytes = entry_bytes(entry)
-    if not fits(bytes) then break end
-    taken = taken + bytes
-    kept[#kept + 1] = entry
-  end
-  if #kept < #got then
-    cut = 1
-    -- In chunks: unpack() stops near 8,000 values and a batch may be 10,000.
-    for first = #kept + 1, #got, 1000 do
+  local kept, step = {}, 1
+  while #kept < count do
+    local asked = math.min(step, count - #kept)
+    local read = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', asked, 'STREAMS', stream, '>')
+    if is_error(read) then return read end
+    if not read then break end
+    local got = read[1][2]
+    local first_back = nil
+    for i, entry in ipairs(got) do
+      local bytes = entry_bytes(entry)
+      if not fits(bytes) then
+        first_back = i
+        break
+      end
+      taken = taken + bytes
+      kept[#kept + 1] = entry
+    end
+    if first_back ~= nil then
+      cut = 1
+      local last = #kept > 0 and kept[#kept][1] or mine['last-delivered-id']
+      local entries_read = mine['entries-read']
+      if type(entries_read) == 'number' then
+        redis.call('XGROUP', 'SETID', stream, group, last, 'ENTRIESREAD', entries_read + #kept)
+      else
+        redis.call('XGROUP', 'SETID', stream, group, last)
+      end
       local back = {}
-      for i = first, math.min(first + 999, #got) do back[#back + 1] = got[i][1] end
+      for i = first_back, #got do back[#back + 1] = got[i][1] end
       redis.call('XACK', stream, group, unpack(back))
+      break
     end
-    local last = #kept > 0 and kept[#kept][1] or before['last-delivered-id']
-    if type(before['entries-read']) == 'number' then
-      redis.call('XGROUP', 'SETID', stream, group, last, 'ENTRIESREAD', before['entries-read'] + #kept)
-    else
-      redis.call('XGROUP', 'SETID', stream, group, last)
-    end
+    if #got < asked then break end
+    -- The next step asks for about what the rest of the allowance holds at the size seen so far.
+    step = math.max(1, math.floor((allowance - taken) / math.max(1, taken / #kept)))
   end
   return kept
 end
@@ -227,14 +262,15 @@ local fresh_via, fresh = 'none', {}
 if fresh_mode == 'native' then
   if native_read_fits(fresh_count) then
     local opened = redis.pcall('XGROUP', 'CREATE', gate_key, group, '$', 'MKSTREAM')
-    if is_error(opened) and not string.find(opened.err, 'BUSYGROUP', 1, true) then return opened end
+    if is_error(opened) then return opened end
     fresh_via = 'native'
   else
-    redis.pcall('XGROUP', 'DESTROY', gate_key, group)
     fresh_mode = 'lua'
   end
 end
 if fresh_mode == 'lua' and fresh_count > 0 then
+  -- No such group (or stream): the run creates the group on NOGROUP and claims again.
+  if mine == nil then return redis.error_reply('NOGROUP No such key or consumer group for this claim') end
   fresh = read_here(fresh_count)
   if is_error(fresh) then return fresh end
   fresh_via = 'lua'

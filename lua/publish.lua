@@ -50,6 +50,10 @@ local entry_id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
 redis.call('SET', KEYS[2], entry_id .. ' ' .. digest, 'EX', ARGV[1])
 local bytes = #entry_id
 for i = 3, #ARGV do bytes = bytes + #ARGV[i] end
-local ordinal = redis.call('HINCRBY', KEYS[3], 'appended', 1)
-if bytes > SMALL then redis.call('ZADD', KEYS[4], ordinal, ordinal .. ' ' .. bytes) end
+redis.call('HINCRBY', KEYS[3], 'appended', 1)
+if bytes > SMALL then
+  local ms, seq = string.match(entry_id, '^(%d+)-(%d+)$')
+  redis.call('ZADD', KEYS[4], 0, string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq .. ' ' .. bytes)
+  redis.call('HINCRBY', KEYS[3], 'large', 1)
+end
 return { entry_id, 0 }

@@ -86,8 +86,12 @@ local SMALL = 1024
 local function record_size(id, values)
   local bytes = #id
   for i = 1, #values do bytes = bytes + #values[i] end
-  local ordinal = redis.call('HINCRBY', sizes_key, 'appended', 1)
-  if bytes > SMALL then redis.call('ZADD', large_key, ordinal, ordinal .. ' ' .. bytes) end
+  redis.call('HINCRBY', sizes_key, 'appended', 1)
+  if bytes > SMALL then
+    local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+    redis.call('ZADD', large_key, 0, string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq .. ' ' .. bytes)
+    redis.call('HINCRBY', sizes_key, 'large', 1)
+  end
 end
 
 -- The packed flat field/value array, or nil when the value is anything else.

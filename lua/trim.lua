@@ -26,9 +26,10 @@
   '0' or absent) the trim is always exact.
 
   KEYS[1]  source stream
-  KEYS[2]  the stream's large-entry set (append.lua, scored by append ordinal): records every
-           group has read past (ordinal <= the smallest entries-read) are dropped, since only
-           unread entries need theirs; kept when any group's entries-read is unknown
+  KEYS[2]  the stream's large-entry records (append.lua, ordered by entry id) and KEYS[3] its
+           sizes hash: records below the frontier are dropped (only unread entries need theirs,
+           and every group has read everything below it), and the counts claim.lua checks
+           ('large', 'trimmed') follow what was removed
   ARGV[1]  limit: most entries one call may remove on a large stream (0 or absent: exact, unbounded)
 
   Reply: { removed, frontier, status, mode }
@@ -72,7 +73,6 @@ local groups = redis.call('XINFO', 'GROUPS', stream)
 if type(groups) ~= 'table' or #groups == 0 then return { 0, '', 'no_groups', '' } end
 
 local frontier = nil
-local least_read = nil
 for _, info in ipairs(groups) do
   if type(info) ~= 'table' then return { 0, '', 'bad_evidence', '' } end
   local name = field(info, 'name')
@@ -88,15 +88,22 @@ for _, info in ipairs(groups) do
   end
 
   if frontier == nil or id_less(candidate, frontier) then frontier = candidate end
-  local read = field(info, 'entries-read')
-  if type(read) ~= 'number' then least_read = -1 elseif least_read == nil or (least_read >= 0 and read < least_read) then least_read = read end
 end
 
-if KEYS[2] and least_read ~= nil and least_read > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', least_read) end
+-- The size records and counts claim.lua checks follow what this trim removes.
+local function account(removed)
+  if not KEYS[3] then return end
+  local padded = string.rep('0', 20 - #frontier[1]) .. frontier[1] .. '-' .. string.rep('0', 20 - #frontier[2]) .. frontier[2]
+  local dropped = redis.call('ZREMRANGEBYLEX', KEYS[2], '-', '(' .. padded)
+  if dropped > 0 then redis.call('HINCRBY', KEYS[3], 'large', -dropped) end
+  if removed > 0 then redis.call('HINCRBY', KEYS[3], 'trimmed', removed) end
+end
 
 if limit > 0 and redis.call('XLEN', stream) > limit then
   local removed = redis.call('XTRIM', stream, 'MINID', '~', frontier[3], 'LIMIT', limit)
+  account(removed)
   return { removed, frontier[3], 'trimmed', 'approximate' }
 end
 local removed = redis.call('XTRIM', stream, 'MINID', frontier[3])
+account(removed)
 return { removed, frontier[3], 'trimmed', 'exact' }

@@ -35,7 +35,7 @@ const MODES: readonly string[] = ['exact', 'approximate', ''];
 export async function safeTrim(port: RedisPort, stream: string, options: TrimOptions = {}): Promise<TrimResult> {
   const limit = options.limit ?? 0;
   if (!Number.isSafeInteger(limit) || limit < 0) throw new ConfigError('safe trim', [{ path: 'limit', message: 'must be a non-negative integer' }]);
-  const reply = await runScript(port, { script: trimScript, keys: [stream, sizeKeys(stream).large], args: [limit] });
+  const reply = await runScript(port, { script: trimScript, keys: [stream, sizeKeys(stream).large, sizeKeys(stream).counts], args: [limit] });
   const [removed, frontier, status, mode] = asArray(reply, 'trim reply');
   const modeText = asText(mode, 'trim mode');
   if (!MODES.includes(modeText)) throw new ReplyShapeError('trim mode');

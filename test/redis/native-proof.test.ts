@@ -1,0 +1,97 @@
+/**
+ * The proof behind a native read (claim.lua, issue 24 item 1) holds only while the writers'
+ * records describe the stream: an unread entry deleted (XDEL) or trimmed by another hand, a
+ * group's read counter set past the stream, a lost record set, or a user that may not run
+ * XINFO must make the claim read through Lua (measured and cut) or refuse — never deliver past
+ * its allowance, and never ack an entry no handler saw. Checked on what Redis sends back.
+ */
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { parseConsumerConfig, type ConsumerConfig } from '../../src/consume/config';
+import { ensureGroup } from '../../src/consume/groups';
+import { sizeKeys } from '../../src/entry/size-keys';
+import { connectIoredis } from '../../src/redis/ioredis-port';
+import type { RedisPort } from '../../src/redis/port';
+import { inject } from 'vitest';
+import { ioredisKind } from '../support/clients';
+import { claimOnce, fastConfig } from '../support/poller';
+import { useRedisPerTest } from '../support/redis-suite';
+import { append, pendingRows } from '../support/redis';
+
+const MiB = 1024 * 1024;
+const ALLOWANCE = 16 * 1024;
+
+function bytesOf(entries: ReadonlyArray<{ id: string; fields: ReadonlyMap<string, Uint8Array> }>): number {
+  let bytes = 0;
+  for (const entry of entries) {
+    bytes += entry.id.length;
+    for (const [name, value] of entry.fields) bytes += name.length + value.byteLength;
+  }
+  return bytes;
+}
+
+describe('the native read proof (ioredis)', () => {
+  let admin: Redis;
+  let port: RedisPort;
+  let stream: string;
+  let config: ConsumerConfig;
+
+  useRedisPerTest(ioredisKind, (h) => ({ admin, port, stream } = h));
+  beforeEach(async () => {
+    await ensureGroup(port, stream, 'g', '0-0');
+    config = parseConsumerConfig(fastConfig(stream));
+    // Ten small entries, then one of 3 MiB, all appended by the product's writer.
+    for (let i = 0; i < 10; i += 1) await append(admin, stream, { event_id: `s${i}`, payload: `s${i}` });
+    await append(admin, stream, { event_id: 'big', payload: 'x'.repeat(3 * MiB) });
+    // One read through claim.lua first, as a run's first claim does.
+    await claimOnce(port, config, { fresh: 1, reclaim: 0, allowance: ALLOWANCE, alone: false });
+  });
+
+  const nativeClaim = (fresh = 20) => claimOnce(port, config, { fresh, reclaim: 0, allowance: ALLOWANCE, alone: false, read: 'native' });
+
+  it('stops at the large entry: the records show it among the next entries, so the read goes through claim.lua and is cut', async () => {
+    const claim = await nativeClaim();
+    expect(claim.entries.map((e) => e.id.length > 0)).toHaveLength(9);
+    expect(bytesOf(claim.entries)).toBeLessThanOrEqual(ALLOWANCE);
+    expect(claim.cut).toBe(true);
+  });
+
+  it.each([
+    ['an unread entry deleted (XDEL), then read past', async () => {
+      await admin.xdel(stream, (await admin.xrange(stream, '-', '+'))[1]![0]);
+      // Past the deleted entry Redis 7.0 counts one entry-read too few from then on.
+      await claimOnce(port, config, { fresh: 1, reclaim: 0, allowance: ALLOWANCE, alone: false });
+    }],
+    ['unread entries trimmed by another hand (XTRIM MAXLEN)', async () => void (await admin.xtrim(stream, 'MAXLEN', 8))],
+    ['the group read counter set past the stream (ENTRIESREAD)', async () => {
+      const info = (await admin.xinfo('GROUPS', stream)) as unknown as unknown[][];
+      await admin.xgroup('SETID', stream, 'g', String(info[0]![7]), 'ENTRIESREAD', 1000);
+    }],
+    ['the large-entry records lost', async () => void (await admin.del(sizeKeys(stream).large))],
+  ])('never delivers past the allowance after %s', async (_, tamper) => {
+    await tamper();
+    // Eight fresh entries: with the old ordinal proof, a window that ended just before the large
+    // entry's ordinal while the read itself reached the large entry.
+    const claim = await nativeClaim(8);
+    // The old proof delivered 3,146,204 bytes against 16 KiB after an XDEL.
+    expect(bytesOf(claim.entries)).toBeLessThanOrEqual(ALLOWANCE);
+    expect(claim.bytes).toBeGreaterThanOrEqual(0);
+    expect(claim.entries.some((e) => e.fields.get('event_id') !== undefined && new TextDecoder().decode(e.fields.get('event_id')!) === 'big')).toBe(false);
+  });
+
+  it('refuses a claim a user may not run XINFO for, acking nothing it did not hand over', async () => {
+    const user = `u${Date.now()}`;
+    await admin.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-xinfo');
+    const limited = connectIoredis(inject('redisUrl').replace('redis://', `redis://${user}:pw@`));
+    try {
+      await expect(claimOnce(limited, config, { fresh: 20, reclaim: 0, allowance: 1_500, alone: false })).rejects.toThrow(/can't run this command|NOPERM/i);
+      // Nothing was read or acked: one entry pending (the first claim's), nine small ones and the large one still unread.
+      expect(await pendingRows(admin, stream, 'g')).toHaveLength(1);
+      const [info] = (await admin.xinfo('GROUPS', stream)) as unknown as unknown[][];
+      expect(info![11]).toBe(10);
+    } finally {
+      await limited.close();
+      await admin.call('ACL', 'DELUSER', user);
+    }
+  });
+});
