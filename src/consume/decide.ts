@@ -349,9 +349,10 @@ export function runOrdered(
     return -1;
   };
 
-  return new Promise<void>((resolve) => {
+  let failure: { readonly error: unknown } | undefined;
+  return new Promise<void>((resolve, reject) => {
     const pump = (): void => {
-      while (running < limit) {
+      while (running < limit && failure === undefined) {
         const index = pick();
         if (index < 0) break;
         const now = mayStart();
@@ -360,13 +361,22 @@ export function runOrdered(
         const key = keys?.[index];
         if (key !== undefined) busyKeys.add(key);
         running += 1;
-        void work(index, now).finally(() => {
-          running -= 1;
-          if (key !== undefined) busyKeys.delete(key);
-          pump();
-        });
+        void work(index, now)
+          .catch((error: unknown) => {
+            // A defect, never a handler's failure (those are verdicts): no further entry starts.
+            failure ??= { error };
+          })
+          .finally(() => {
+            running -= 1;
+            if (key !== undefined) busyKeys.delete(key);
+            pump();
+          });
+        if (failure !== undefined) break;
       }
-      if (running === 0) resolve();
+      if (running === 0) {
+        if (failure === undefined) resolve();
+        else reject(failure.error);
+      }
     };
     pump();
   });

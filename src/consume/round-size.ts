@@ -29,6 +29,8 @@ export interface ClaimRoom {
   readonly alone: boolean;
   /** Most fresh entries it may take (a run holding entries behind ordering keys takes fewer). */
   readonly freshCap: number;
+  /** Most entries it may reclaim, when a run holding entries behind ordering keys must take fewer. */
+  readonly reclaimCap?: number;
   readonly read: FreshRead;
   readonly gate?: string;
 }
@@ -46,11 +48,12 @@ export class RoundSizer {
     known: Observed = {},
   ) {
     this.#perEntryMs = known.perEntryMs;
+    this.#bytesPerEntry = known.bytesPerEntry;
   }
 
   /** What this sizer knows now, for the next run of the process. */
   observed(): Observed {
-    return { perEntryMs: this.#perEntryMs };
+    return { perEntryMs: this.#perEntryMs, bytesPerEntry: this.#bytesPerEntry };
   }
 
   /** True once a round was handled (here or in a previous run): the time a round takes is known, a claim may go out beside one. */
@@ -80,7 +83,8 @@ export class RoundSizer {
   plan(timeLeftMs: number, reclaim: Reclaim, ahead: number, room: ClaimRoom): ClaimPlan | undefined {
     const limit = this.limit(timeLeftMs, ahead);
     if (limit === 0) return undefined;
-    const reclaimed = reclaim === undefined ? 0 : Math.max(1, Math.min(this.#reclaimCount(reclaim), Math.floor(limit / 2)));
+    const reclaimCap = room.reclaimCap ?? Number.POSITIVE_INFINITY;
+    const reclaimed = reclaim === undefined || reclaimCap <= 0 ? 0 : Math.max(1, Math.min(this.#reclaimCount(reclaim), Math.floor(limit / 2), reclaimCap));
     // Asking for about what fits: a native read beyond it is refused (read through Lua
     // instead), and a read through Lua copies what it then hands back.
     const byBytes = this.#bytesPerEntry === undefined ? Number.POSITIVE_INFINITY : Math.floor(room.allowance / this.#bytesPerEntry);

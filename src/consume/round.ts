@@ -7,6 +7,7 @@ import type { ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
 import { decideAll, KEY_FAILED, type DecideResult, type EntryProcessor, type OrderingKey } from './decide';
 import type { StreamEntry } from '../entry/entry';
+import { isPromiseLike } from '../ground/maybe-promise';
 import type { RedisPort } from '../redis/port';
 import type { RoundReport } from './report';
 import type { RunMemory } from './run-memory';
@@ -30,15 +31,19 @@ export function consumerScope(config: ConsumerConfig): ConsumerScope {
 
 /**
  * The ordering key of each entry, computed once per entry for the whole run: user code, so
- * it may throw — such an entry gets KEY_FAILED (never started, kept pending as if held).
+ * it may throw or answer something that is no key (a promise, a number) — such an entry gets
+ * KEY_FAILED (never started, kept pending as if held).
  */
 export function orderingKeys(deps: RoundDeps, entries: readonly StreamEntry[]): OrderingKey[] | undefined {
   const keyOf = deps.orderingKey;
   if (keyOf === undefined) return undefined;
   return entries.map((entry) => {
     try {
-      const key = keyOf(entry);
-      return typeof key === 'string' ? key : undefined;
+      const key: unknown = keyOf(entry);
+      if (typeof key === 'string' || key === undefined) return key;
+      // Not a key (a promise from an async function, a number): no order can be kept for it.
+      if (isPromiseLike(key)) Promise.resolve(key).catch(() => {});
+      return KEY_FAILED;
     } catch {
       return KEY_FAILED;
     }

@@ -52,6 +52,7 @@ import { RoundSizer, type ClaimRoom } from './round-size';
 import type { RunOptions } from './run-options';
 import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
 import { sleep } from './wait';
+import { isPromiseLike } from '../ground/maybe-promise';
 
 /**
  * The last exchange of a run ends by deadline + this (I6: a run ends by deadline + 1 s, and
@@ -119,6 +120,8 @@ export class RunLoop {
   #failure: unknown;
   #failed = false;
 
+  /** The exchange out beside the round being handled (it never rejects). */
+  #beside: { readonly outcome: Promise<ExchangeOutcome>; readonly carried: Unsettled | undefined; readonly ahead: PlannedClaim | undefined } | undefined;
   #decidedRounds = 0;
   #groupEnsured = false;
   /** True once a claim went through here: its script is in Redis's cache, so a claim may run inside MULTI. */
@@ -145,10 +148,22 @@ export class RunLoop {
       let batch = await this.#firstBatch();
       while (batch !== undefined) batch = await this.#round(batch);
     } catch (error) {
-      // Only a defect of this loop gets here (every expected failure is recorded where it happens).
+      // Only a defect gets here (every expected failure is recorded where it happens). An
+      // exchange still out beside the round is landed first, so what it claimed is given back.
       this.#fail(error);
+      await this.#landBeside();
     }
     return this.#finish();
+  }
+
+  /** The answer of the exchange sent beside a round: reports the round it settled, keeps the batch it claimed. */
+  async #landBeside(): Promise<void> {
+    const beside = this.#beside;
+    if (beside === undefined) return;
+    this.#beside = undefined;
+    const outcome = await beside.outcome;
+    this.#landSettles(beside.carried === undefined ? [] : [beside.carried], outcome);
+    this.#ahead = this.#landClaim(beside.ahead, outcome);
   }
 
   readonly #aborted = (): boolean => this.#options.signal?.aborted === true;
@@ -171,6 +186,7 @@ export class RunLoop {
     const ahead = batch.woken === true ? undefined : this.#aheadPlan(claim);
     const request: ExchangeRequest = { settles: carried === undefined ? [] : [carried.settle!], claim: ahead?.plan };
     const beside = carried !== undefined || ahead !== undefined ? this.#send(request) : undefined;
+    this.#beside = beside === undefined ? undefined : { outcome: beside, carried, ahead };
     // ioredis writes a pipeline to its socket at once; fetch (REST) needs the event loop to
     // get the request out, and handlers that never yield to it would hold it back until the
     // round is over — no overlap at all.
@@ -189,11 +205,7 @@ export class RunLoop {
     };
     this.#current = current;
 
-    if (beside !== undefined) {
-      const outcome = await beside;
-      this.#landSettles(carried === undefined ? [] : [carried], outcome);
-      this.#ahead = this.#landClaim(ahead, outcome);
-    }
+    if (beside !== undefined) await this.#landBeside();
     if (this.#mustStop(claim)) return undefined;
 
     // The run goes on: the round just decided is carried into the next exchange.
@@ -222,7 +234,12 @@ export class RunLoop {
     if (next === undefined) return undefined;
     const outcome = await this.#send({ settles: carried === undefined ? [] : [carried.settle!], claim: next.plan });
     this.#landSettles(carried === undefined ? [] : [carried], outcome);
-    return this.#goOnWith(this.#landClaim(next, outcome));
+    const batch = this.#landClaim(next, outcome);
+    if (batch !== undefined || this.#failed || this.#scriptLoaded || next.plan.read !== 'native') return this.#goOnWith(batch);
+    // Redis lost its script cache (a restart, a failover): the claim took nothing; claim again through claim.lua alone, which loads it.
+    const again = this.#planClaim(0, this.#wholeRoom('lua'));
+    if (again === undefined) return undefined;
+    return this.#goOnWith(this.#landClaim(again, await this.#send({ claim: again.plan })));
   }
 
   /** The batch to handle next; none once the run failed (the batch is then given back unstarted). */
@@ -325,9 +342,14 @@ export class RunLoop {
     return this.#planClaim(claim.entries.length, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: claim.entries.length === 0 });
   }
 
-  /** Room for a claim when the run holds no other batch: the whole budget, and one larger entry alone. */
+  /**
+   * Room for a claim when the run holds no other batch: the whole budget, and one larger entry
+   * alone. While entries are held, the claim takes no more than keeps them within a batch
+   * (rule (c)), reclaimed entries included.
+   */
   #wholeRoom(read: FreshRead): ClaimRoom {
-    return { allowance: this.#config.maxRoundBytes, alone: true, freshCap: this.#config.batch - this.#heldEntries.size, read };
+    const room = this.#config.batch - this.#heldEntries.size;
+    return { allowance: this.#config.maxRoundBytes, alone: true, freshCap: room, reclaimCap: this.#heldEntries.size > 0 ? room : undefined, read };
   }
 
   /** How fresh entries are read: through claim.lua over REST and until the script is loaded, natively (proven inside MULTI) over TCP. */
@@ -418,8 +440,18 @@ export class RunLoop {
       const last = i === rounds.length - 1;
       this.#emit(round, settled, last ? { released: outcome.released, held: outcome.held, ahead: this.#ahead?.claim } : undefined);
     });
-    if (rounds.length === 0 && (outcome.released > 0 || outcome.held > 0)) {
-      this.#total = { ...this.#total, released: this.#total.released + outcome.released, held: this.#total.held + outcome.held };
+    if (rounds.length === 0) {
+      // No round to carry them (the run stopped before or right after deciding one): count them on the run.
+      const ahead = this.#ahead?.claim;
+      const total = this.#total;
+      this.#total = {
+        ...total,
+        released: total.released + outcome.released,
+        held: total.held + outcome.held,
+        reclaimed: total.reclaimed + (ahead?.reclaimed ?? 0),
+        deletedPending: total.deletedPending + (ahead?.deletedIds.length ?? 0),
+        cursorResets: total.cursorResets + (ahead?.cursorNote === undefined ? 0 : 1),
+      };
     }
     this.#deps.memory.remember(this.#config.keys.stream, this.#config.group, this.#sizer.observed());
     const report = this.#report();
@@ -459,11 +491,14 @@ export class RunLoop {
     this.#total = addRound(this.#total, report);
     const onRound = this.#options.onRound;
     if (onRound === undefined) return;
+    // User code never skips the settle (SPEC §5.1): a hook that throws, or whose promise
+    // rejects (an async function fits the type), stops the run, which throws once settled.
+    const failed = (error: unknown) => this.#fail(new CallbackError('onRound', error));
     try {
-      onRound(report);
+      const answer: unknown = onRound(report);
+      if (isPromiseLike(answer)) Promise.resolve(answer).then(undefined, failed);
     } catch (error) {
-      // User code never skips the settle (SPEC §5.1): the run stops, and throws once settled.
-      this.#fail(new CallbackError('onRound', error));
+      failed(error);
     }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * What the previous run of this process observed on a stream and group: the handling time
  * per entry (lets a run claim its second batch beside its first instead of waiting a round
- * to learn how long one takes). Warm Lambda containers, long-lived processes and repeated
+ * to learn how long one takes) and the bytes per entry its claims counted. Warm Lambda containers, long-lived processes and repeated
  * cron runs start from it. A wrong estimate costs nothing unsafe: claims are sized by the
  * time left at the speed each run observes, the byte budget is enforced by claim.lua on
  * the sizes Redis measures, and whatever a stopping run claimed ahead and never started is
@@ -18,6 +18,12 @@ const REMEMBERED_STREAMS = 256;
 export interface Observed {
   /** Wall-clock handling time per entry, ms (concurrency included). */
   readonly perEntryMs?: number;
+  /**
+   * What claims counted per entry against the byte budget: a run's first claim asks for about
+   * what fits instead of a whole batch (claim.lua reads through Lua in steps, but a reclaim
+   * copies each entry it looks at).
+   */
+  readonly bytesPerEntry?: number;
 }
 
 export class RunMemory {

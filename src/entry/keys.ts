@@ -3,6 +3,7 @@
  * Redis Cluster it shares the stream's hash slot and one script can touch them all.
  */
 import { markerKeyFor } from './marker-key';
+import { sizeKeys } from './size-keys';
 
 /** The length bound of NAME_PATTERN. */
 const MAX_NAME_CHARS = 256;
@@ -64,6 +65,16 @@ export function derivedDltProblems(stream: string, overrides: Pick<StreamKeyOver
   return byteLength(dlt) > MAX_KEY_BYTES ? [tooLongProblem('stream', 'derived DLT name (<stream>:dlt)', dlt)] : [];
 }
 
+/** A claim's gate key is `<gatePrefix><nonce>`; nonces (claim.ts) stay within this many bytes. */
+const LONGEST_GATE_NONCE = 24;
+
+/** The keys writers and claims share to keep the byte budget a bound (size-keys.ts) must fit the key-name rule. */
+export function sizeKeyProblems(stream: string): DerivedKeyProblem[] {
+  const keys = sizeKeys(stream);
+  const longest = [keys.counts, keys.large, keys.gatePrefix + 'x'.repeat(LONGEST_GATE_NONCE)].reduce((a, b) => (byteLength(a) >= byteLength(b) ? a : b));
+  return byteLength(longest) > MAX_KEY_BYTES ? [tooLongProblem('stream', 'longest derived size or gate key (<stream>:gate:<nonce>)', longest)] : [];
+}
+
 /**
  * Derived key names follow the same rule as explicit ones (SPEC §3.4): printable ASCII,
  * no spaces, 1..=256 bytes. The stream and each override are checked as names on their own;
@@ -84,7 +95,7 @@ export function derivedKeyProblems(stream: string, group: string, overrides: Str
   const perGroup = (what: string, key: string, withoutGroup: string, prefixSource: string) => {
     if (byteLength(key) > MAX_KEY_BYTES) tooLong(byteLength(withoutGroup) < MAX_KEY_BYTES ? 'group' : prefixSource, what, key);
   };
-  problems.push(...derivedDltProblems(stream, overrides));
+  problems.push(...derivedDltProblems(stream, overrides), ...sizeKeyProblems(stream));
   if (overrides.cursor === undefined) perGroup('derived cursor key (<stream>:cursor:<group>)', keys.cursor, `${stream}:cursor:`, 'stream');
   perGroup(
     'longest marker key (<markerPrefix><group>:<entry id>)',

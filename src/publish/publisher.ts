@@ -53,10 +53,15 @@ const BODY_PAIRS = 3;
  * consumer reads fresh entries without copying them through Lua only when every entry of
  * the stream was appended this way (SPEC §5.1 "Byte budget", claim.lua).
  */
-function operationOf(config: PublisherConfig, entry: PreparedEntry): Operation {
+function operationOf(config: PublisherConfig, entry: PreparedEntry, cluster: boolean): Operation {
   const { route, event, fields } = entry;
   const sizes = sizeKeys(route.stream);
-  if (config.dedupeWindowSeconds === 0) return { script: appendScript, keys: [route.stream, sizes.counts, sizes.large], args: fields };
+  if (config.dedupeWindowSeconds === 0) {
+    // On Cluster a stream without a hash tag puts its size keys in other slots: a plain XADD
+    // then, and its consumers read it through claim.lua (slower, as safe).
+    if (cluster && hashTagOf(sizes.counts) !== hashTagOf(route.stream)) return command('XADD', route.stream, '*', ...fields);
+    return { script: appendScript, keys: [route.stream, sizes.counts, sizes.large], args: fields };
+  }
   return {
     script: publishScript,
     keys: [route.stream, route.dedupePrefix + event.eventId, sizes.counts, sizes.large],
@@ -89,7 +94,7 @@ export function createPublisher(options: PublisherOptions): Publisher {
   let hints = 0;
 
   const appendAll = async (entries: PreparedEntry[]): Promise<RedisReply[]> => {
-    const sent = runOperations(port, entries.map((entry) => operationOf(config, entry)));
+    const sent = runOperations(port, entries.map((entry) => operationOf(config, entry, port.cluster)));
     try {
       // A publish never waits longer than its budget for a reply.
       return await withTimeLimit(sent, config.timeoutMs);

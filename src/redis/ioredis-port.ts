@@ -210,6 +210,11 @@ class IoredisBlockingReader implements BlockingReader {
       const connection = this.shared.duplicate();
       // Failures surface through the read that meets them.
       connection.on('error', () => {});
+      // ioredis reconnects on its own (a server timeout, CLIENT KILL, a failover): the id then
+      // names another client, or none, and must be asked again.
+      connection.on('ready', () => {
+        if (this.#connection === connection) this.#id = undefined;
+      });
       this.#connection = connection;
       this.#id = undefined;
     }
@@ -220,8 +225,9 @@ class IoredisBlockingReader implements BlockingReader {
     const id = this.#id;
     if (id !== undefined && !(this.shared instanceof Cluster)) {
       try {
-        await withTimeLimit(this.shared.call('CLIENT', 'UNBLOCK', id) as Promise<unknown>, this.timeoutMs);
-        return;
+        // 1: the wait ended as if its time ran out. 0: nothing of that id was blocked (the
+        // command not there yet, or the id stale) — then only dropping the connection ends it.
+        if ((await withTimeLimit(this.shared.call('CLIENT', 'UNBLOCK', id) as Promise<unknown>, this.timeoutMs)) === 1) return;
       } catch {
         // fall through: drop the connection
       }

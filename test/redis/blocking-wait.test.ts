@@ -64,6 +64,40 @@ describe('blocking waits (ioredis)', () => {
     expect(report.stoppedForDeadline).toBe(false);
   });
 
+  it('ends a wait at once after its connection was dropped and came back', async () => {
+    const poller = createPoller({ port, config: fastConfig(stream, { blockMs: 3_000, runBudgetMs: 9_000, minIdleMs: 20_000 }), process: recordingProcessor([]) });
+    const first = poller.run({ mode: 'continuous', deadline: Date.now() + 8_000 }).catch((error: unknown) => error);
+    await sleepMs(200);
+    // The blocked client is dropped by the server; the run fails with it, the connection comes back.
+    const blocked = ((await admin.call('CLIENT', 'LIST')) as string).split('\n').find((line) => line.includes('cmd=xreadgroup') && /flags=\S*b/.test(line));
+    await admin.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(blocked!)![1]!);
+    await first;
+    await sleepMs(300);
+    const stop = new AbortController();
+    const startedAt = Date.now();
+    const second = poller.run({ mode: 'continuous', signal: stop.signal });
+    setTimeout(() => stop.abort(), 300);
+    await second;
+    // With the id of the dropped connection, CLIENT UNBLOCK reached nobody: the wait ran its 3 s.
+    expect(Date.now() - startedAt).toBeLessThan(1_500);
+  });
+
+  it('goes on when Redis loses its script cache mid-run: the next claim loads claim.lua again', async () => {
+    const seen: string[] = [];
+    const poller = createPoller({ port, config: fastConfig(stream, { blockMs: 200, runBudgetMs: 9_000, minIdleMs: 20_000 }), process: recordingProcessor(seen) });
+    const startedAt = Date.now();
+    const running = poller.run({ mode: 'continuous', deadline: startedAt + 2_500 });
+    await sleepMs(600);
+    await admin.script('FLUSH');
+    await sleepMs(400);
+    await append(admin, stream, { event_id: 'after-flush', payload: 'after-flush' });
+    const report = await running;
+    // The old run took the refused native claim for "nothing more" and returned at once.
+    expect(Date.now() - startedAt).toBeGreaterThan(2_000);
+    expect(report.stoppedForDeadline).toBe(true);
+    expect(seen).toEqual(['after-flush']);
+  });
+
   it('hands over the entry a wait took as it was aborted: nothing is stranded in its PEL', async () => {
     const seen: string[] = [];
     const poller = createPoller({ port, config: fastConfig(stream, { blockMs: 8_000, runBudgetMs: 9_000, minIdleMs: 20_000 }), process: recordingProcessor(seen) });

@@ -61,6 +61,17 @@ describe('publisher on redis cluster (ioredis)', () => {
     expect(await admin.exists(b)).toBe(0);
   });
 
+  it('publishes to a stream without a hash tag when the dedupe window is off (a plain XADD: its size keys would sit on other slots)', async () => {
+    const stream = `untagged-${uniquePrefix()}`;
+    const publisher = createPublisher({ port, routes: { placed: stream }, auth, dedupeWindowSeconds: 0 });
+    const [a, b] = await publisher.publishBatch([
+      { eventType: 'placed', eventId: 'u1', payload: 'x' },
+      { eventType: 'placed', eventId: 'u2', payload: 'y' },
+    ]);
+    expect(a!.entryId).not.toBe(b!.entryId);
+    expect(await admin.xlen(stream)).toBe(2);
+  });
+
   it('refuses a route without a hash tag when the dedupe window is on', () => {
     expect(() => createPublisher({ port, routes: { placed: 'orders-untagged' }, auth })).toThrow(/hash tag/);
     expect(() => createPublisher({ port, routes: { placed: 'orders-untagged' }, auth, dedupeWindowSeconds: 0 })).not.toThrow();

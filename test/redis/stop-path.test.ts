@@ -66,6 +66,43 @@ describe.each(clientKinds)('the stop path over $name', (kind) => {
     expect(rows.map((row) => row.id).every((id) => ids.includes(id))).toBe(true);
   });
 
+  it('stops and settles when an async round hook rejects, instead of an unhandled rejection', async () => {
+    await appendPayloads(12);
+    const poller = createPoller({ port, config: fastConfig(stream, { batch: 4, minIdleMs: MIN_IDLE }), process: recordingProcessor([]) });
+    const error = await poller
+      .run({
+        mode: 'drain',
+        onRound: async () => {
+          await Promise.resolve();
+          throw new Error('metrics sink down');
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'CALLBACK_FAILED', callback: 'onRound' });
+    const report = runReportOf(error)!;
+    expect(report.acked).toBe(report.handled);
+    for (const row of await pendingRows(admin, stream, 'g')) expect(row).toMatchObject({ deliveries: 0 });
+  });
+
+  it('keeps an entry whose ordering key comes back as a promise or a number, handling the rest', async () => {
+    await appendPayloads(4);
+    const seen: string[] = [];
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 4, concurrency: 2, minIdleMs: MIN_IDLE }),
+      orderingKey: ((entry: { fields: ReadonlyMap<string, Uint8Array> }) => {
+        const text = new TextDecoder().decode(entry.fields.get('payload')!);
+        if (text === 'p1') return Promise.reject(new Error('async key'));
+        if (text === 'p2') return 42;
+        return text;
+      }) as never,
+      process: recordingProcessor(seen),
+    });
+    const report = await poller.run({ mode: 'drain' });
+    expect(seen.sort()).toEqual(['p0', 'p3']);
+    expect(report).toMatchObject({ acked: 2, held: 2, handlerContractErrors: 2 });
+  });
+
   it('settles the round a deadline cut even when the ordering key throws for an entry of it', async () => {
     await appendPayloads(6);
     const seen: string[] = [];

@@ -152,7 +152,9 @@ describe('consumer config', () => {
       const problems = problemsFor({ ...valid, stream: 's'.repeat(256) });
       expect(problems[0]).toBe('stream: makes the derived DLT name (<stream>:dlt) 260 bytes long; key names are at most 256 bytes');
       expect(problems.every((p) => p.startsWith('stream:'))).toBe(true);
-      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(256), keys: { dlt: 'd', cursor: 'c', markerPrefix: 'm:' } })).not.toThrow();
+      // The size and gate keys (size-keys.ts) are always derived: a stream leaves room for them.
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(256), keys: { dlt: 'd', cursor: 'c', markerPrefix: 'm:' } })).toThrow(/longest derived size or gate key/);
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(220), keys: { dlt: 'd', cursor: 'c', markerPrefix: 'm:' } })).not.toThrow();
     });
 
     it('blames the group when a shorter one would make the key fit, else the prefix it comes from', () => {

@@ -49,6 +49,21 @@ describe('RoundSizer', () => {
     expect(tight.plan(10, undefined, 0, room())).toMatchObject({ fresh: 1, reclaim: 0 });
   });
 
+  it('reclaims no more than the cap while entries are held (they must stay within a batch)', () => {
+    const sizer = new RoundSizer(config(10, 100));
+    expect(sizer.plan(1_000, 'full', 0, room())).toMatchObject({ reclaim: 100 });
+    expect(sizer.plan(1_000, 'full', 0, room({ freshCap: 3, reclaimCap: 3 }))).toMatchObject({ fresh: 3, reclaim: 3 });
+    expect(sizer.plan(1_000, 'full', 0, room({ freshCap: 0, reclaimCap: 0 }))).toBeUndefined();
+  });
+
+  it('asks for about what fits the allowance once claims said what an entry weighs', () => {
+    const sizer = new RoundSizer(config(500));
+    sizer.observeClaim(10, 10 * 64 * 1024);
+    expect(sizer.plan(1_000, undefined, 0, room({ allowance: 4 * 1024 * 1024 }))).toMatchObject({ fresh: 64 });
+    // What a run saw is what the next run of the process starts from.
+    expect(new RoundSizer(config(500), sizer.observed()).plan(1_000, undefined, 0, room({ allowance: 2 * 1024 * 1024 }))).toMatchObject({ fresh: 32 });
+  });
+
   it('takes no more fresh entries than the cap (held entries), and reads none when told', () => {
     const sizer = new RoundSizer(config(100));
     expect(sizer.plan(1_000, undefined, 0, room({ freshCap: 7 }))).toMatchObject({ fresh: 7, reclaim: 0 });
