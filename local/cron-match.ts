@@ -5,7 +5,7 @@
  * and renders the EventBridge and Cloudflare forms, so local runs fire on the same instants
  * as the clouds.
  */
-import { scheduleFiresAt } from '../src/deployment/schedule';
+import { scheduleFiresAt } from '../src/deployment/schedule-clock';
 
 /** Whether `expression` fires in the minute holding `at`; ConfigError when it is no schedule. */
 export function cronMatches(expression: string, at: Date): boolean {

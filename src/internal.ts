@@ -125,10 +125,12 @@ export { commandConsumer, capabilityConsumer, resultConsumer, entryConsumer } fr
 export type { ConsumerFactory, HandlerContext, PollerDeps } from './deployment/consumers';
 export { createRuntime } from './deployment/runtime';
 export type { DeploymentRuntime, RuntimeOptions } from './deployment/runtime';
-export { runPollJob, runTrimJob, jobsForCron, wakeUpConsumers } from './deployment/jobs';
+export { runPollJob, runTrimJob, wakeUpConsumers } from './deployment/jobs';
+export { jobsForCron } from './deployment/cron-jobs';
 export type { Job, PollJobReport, TrimJobReport } from './deployment/jobs';
 export { runLogLine, METRIC_NAMESPACE } from './deployment/log';
 export { connectRest } from './deployment/connect-rest';
 export { toEventBridgeCron, toCloudflareCron, isCronExpression } from './deployment/cron';
-export { parseSchedule, scheduleFiresAt, type Schedule } from './deployment/schedule';
+export { parseSchedule, type Schedule } from './deployment/schedule';
+export { scheduleFiresAt } from './deployment/schedule-clock';
 export { readSecrets, parseSecretKey } from './deployment/secrets';

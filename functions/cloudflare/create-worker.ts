@@ -13,7 +13,7 @@ import type { Hono } from 'hono';
 import { connectRest } from '../../src/deployment/connect-rest';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { logBacklogs } from '../../src/deployment/backlog-job';
-import { jobsForCron } from '../../src/deployment/jobs';
+import { jobsForCron } from '../../src/deployment/cron-jobs';
 import { formatLogLine, type LogLevel } from '../../src/deployment/log-line';
 import { createRuntime, type DeploymentRuntime } from '../../src/deployment/runtime';
 import { createPublishApp } from '../../src/http/app';

@@ -17,7 +17,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { ConsumerPlan } from '../../src/deployment/define-config';
 import { toEventBridgeCron } from '../../src/deployment/cron';
-import { scheduleFirings } from '../../src/deployment/schedule';
+import { scheduleFirings } from '../../src/deployment/schedule-clock';
 
 /** Input of the every-minute backlog-probe rule on the trim function. */
 export const BACKLOG_PROBE_INPUT = { job: 'backlog' } as const;

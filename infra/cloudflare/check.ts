@@ -8,7 +8,8 @@
  */
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { toCloudflareCron } from '../../src/deployment/cron';
-import { jobsForCron, wakeUpConsumers } from '../../src/deployment/jobs';
+import { jobsForCron } from '../../src/deployment/cron-jobs';
+import { wakeUpConsumers } from '../../src/deployment/jobs';
 import { workerSchedules, workerSecretNames } from '../../functions/cloudflare/wrangler-toml';
 
 export { workerSecretNames };

@@ -9,7 +9,6 @@ import { RedisCommandError } from '../ground/errors';
 import type { RunReport } from '../consume/report';
 import { runDeadline, type RunMode } from '../consume/run';
 import { runRetention, type RetentionReport } from '../retention/run';
-import { toCloudflareCron } from './cron';
 import type { DeploymentConfig } from './define-config';
 import type { DeploymentRuntime } from './runtime';
 import { relayOutbox, type RelayReport } from '../postgres/relay';
@@ -106,19 +105,6 @@ export async function runTrimJob(runtime: DeploymentRuntime): Promise<TrimJobRep
     await recordJobRun(runtime, { t: runtime.now(), job: 'trim', level: 'info', removed });
   }
   return { job: 'trim', streams };
-}
-
-/**
- * The jobs of a Cloudflare cron trigger: Cloudflare hands the Worker the trigger's text, which
- * is a schedule's Cloudflare form (toCloudflareCron), not the schedule as written.
- */
-export function jobsForCron(config: DeploymentConfig, cron: string): Job[] {
-  const jobs: Job[] = [...config.consumers.values()]
-    .filter((plan) => plan.schedule !== undefined && toCloudflareCron(plan.schedule) === cron)
-    .map((plan) => ({ kind: 'poll', consumer: plan.name }));
-  if (config.data.trim && toCloudflareCron(config.data.trim.schedule) === cron) jobs.push({ kind: 'trim' });
-  if (config.data.postgres?.relay && toCloudflareCron(config.data.postgres.relay.schedule) === cron) jobs.push({ kind: 'relay' });
-  return jobs;
 }
 
 /** Consumers that poll when a wake-up arrives for `stream` (or for any stream when omitted). */

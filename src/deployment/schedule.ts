@@ -3,8 +3,9 @@
  *
  * A schedule is a classic 5-field cron expression in UTC — minute, hour, day-of-month,
  * month, day-of-week — with Unix numbering (day-of-week 0-7, 0 and 7 both Sunday) and
- * names (`MON-FRI`, `JAN`). croner parses it: it validates ranges and is the local stack's
- * clock. The platforms number days differently (EventBridge and Cloudflare: 1-7 = SUN-SAT),
+ * names (`MON-FRI`, `JAN`). It is parsed here into value sets, without a cron library: this
+ * runs in every function's cold start (config validation), and the local stack's clock
+ * (schedule-clock.ts) is the only part that needs croner. The platforms number days differently (EventBridge and Cloudflare: 1-7 = SUN-SAT),
  * so deploy code never copies the text; it renders the parsed value sets (cron.ts).
  *
  * Only a portable subset is accepted, so every platform fires on the same instants:
@@ -14,7 +15,6 @@
  *   EITHER restricted day field matches; EventBridge requires `?` in one of them and has no
  *   OR, so such an expression cannot be deployed faithfully and is refused.
  */
-import { Cron, CronPattern } from 'croner';
 import { ConfigError } from '../ground/errors';
 
 export const SCHEDULE_FIELDS = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'] as const;
@@ -69,32 +69,71 @@ function dayFieldsProblem(fields: readonly string[]): string | undefined {
   );
 }
 
-const setOf = (flags: readonly number[], offset: number) => flags.flatMap((flag, i) => (flag ? [i + offset] : []));
+/** Each field's bounds, and the names it accepts (their index plus the field's minimum). */
+const FIELD_RANGES: readonly (readonly [min: number, max: number, names: readonly string[]])[] = [
+  [0, 59, []],
+  [0, 23, []],
+  [1, 31, []],
+  [1, 12, MONTH_NAMES],
+  // 7 is Sunday too (Unix numbering); it is folded onto 0 below.
+  [0, 7, DAY_NAMES],
+];
 
-function patternOf(text: string): CronPattern {
-  // mode '5-part': a 6th (seconds) or 7th (year) field is refused, not silently accepted.
-  return new CronPattern(text, 'UTC', { mode: '5-part' });
+const ITEM = /^(?:(\*)|([0-9A-Za-z]+)(?:-([0-9A-Za-z]+))?)(?:\/([0-9]+))?$/;
+
+/** The values one comma-separated field stands for, or why it stands for none. */
+function fieldValues(field: string, index: number): Set<number> | string {
+  const [min, max, names] = FIELD_RANGES[index]!;
+  const label = `${SCHEDULE_FIELDS[index]} field "${field}"`;
+  const valueOf = (word: string): number | string => {
+    const named = names.findIndex((name) => name === word.toUpperCase());
+    const value = named >= 0 ? named + min : /^[0-9]+$/.test(word) ? Number(word) : Number.NaN;
+    return value >= min && value <= max ? value : `${label}: ${word} is outside ${min}-${max}`;
+  };
+  const values = new Set<number>();
+  for (const item of field.split(',')) {
+    const match = ITEM.exec(item);
+    if (!match) return `${label}: "${item}" is not a value, a range or a step`;
+    const [, star, first, last, stepText] = match;
+    // `a/n` means "from a on" in some crons and nothing in others: refused as illegal stepping.
+    if (stepText !== undefined && star === undefined && last === undefined) return `${label}: illegal stepping "${item}" (write a-b/n or */n)`;
+    const from = star === undefined ? valueOf(first!) : min;
+    const to = star === undefined ? (last === undefined ? from : valueOf(last)) : max;
+    if (typeof from === 'string') return from;
+    if (typeof to === 'string') return to;
+    if (from > to) return `${label}: range ${item} runs backwards`;
+    const step = stepText === undefined ? 1 : Number(stepText);
+    // A step is at most the field's count of values (what croner, the local clock, accepts);
+    // day-of-week has 7, its 7 being 0 again.
+    const count = index === 4 ? 7 : max - min + 1;
+    if (step < 1 || step > count) return `${label}: illegal stepping "${item}" (a step is 1-${count})`;
+    for (let value = from; value <= to; value += step) values.add(index === 4 && value === 7 ? 0 : value);
+  }
+  return values;
 }
+
+const sorted = (values: Set<number>) => [...values].sort((a, b) => a - b);
 
 function parsed(text: string): Schedule | string {
   const fields = text.trim().split(/\s+/);
   const problem = syntaxProblem(fields);
   if (problem) return problem;
-  let pattern: CronPattern;
-  try {
-    pattern = patternOf(fields.join(' '));
-  } catch (error) {
-    return (error as Error).message.replace(/^CronPattern: /, '');
+  const sets: Set<number>[] = [];
+  for (const [index, field] of fields.entries()) {
+    const values = fieldValues(field, index);
+    if (typeof values === 'string') return values;
+    sets.push(values);
   }
   const days = dayFieldsProblem(fields);
   if (days) return days;
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets.map(sorted) as [number[], number[], number[], number[], number[]];
   return {
     text,
-    minutes: setOf(pattern.minute, 0),
-    hours: setOf(pattern.hour, 0),
-    daysOfMonth: setOf(pattern.day, 1),
-    months: setOf(pattern.month, 1),
-    daysOfWeek: setOf(pattern.dayOfWeek, 0),
+    minutes,
+    hours,
+    daysOfMonth,
+    months,
+    daysOfWeek,
     restrictedDays: fields[2] !== '*' ? 'day-of-month' : fields[4] !== '*' ? 'day-of-week' : 'none',
   };
 }
@@ -113,36 +152,4 @@ export function parseSchedule(text: string, field = 'schedule'): Schedule {
   const result = parsed(text);
   if (typeof result === 'string') throw new ConfigError('schedule', [{ path: field, message: result }]);
   return result;
-}
-
-/** Parsed clocks by text: the local stack asks every minute, and a config holds few schedules. */
-const clocks = new Map<string, Cron>();
-const MAX_CLOCKS = 64;
-
-function cronOf(text: string, field: string): Cron {
-  const known = clocks.get(text);
-  if (known) return known;
-  parseSchedule(text, field);
-  // A fixed UTC offset, not a time zone name: the same instants, without Intl lookups.
-  const cron = new Cron(text.trim(), { utcOffset: 0, mode: '5-part' });
-  if (clocks.size >= MAX_CLOCKS) clocks.clear();
-  clocks.set(text, cron);
-  return cron;
-}
-
-/** Whether the schedule fires in the UTC minute holding `at` (seconds are ignored). */
-export function scheduleFiresAt(text: string, at: Date, field = 'schedule'): boolean {
-  const minute = new Date(Math.floor(at.getTime() / 60_000) * 60_000);
-  return cronOf(text, field).match(minute);
-}
-
-/** The instants the schedule fires at in [from, to), in order. */
-export function scheduleFirings(text: string, from: Date, to: Date, field = 'schedule'): Date[] {
-  const cron = cronOf(text, field);
-  const firings: Date[] = [];
-  // croner enumerates strictly after its start: begin one millisecond before `from`.
-  for (let next = cron.nextRun(new Date(from.getTime() - 1)); next && next < to; next = cron.nextRun(next)) {
-    firings.push(next);
-  }
-  return firings;
 }

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { commandConsumer, resultConsumer } from '../../src/deployment/consumers';
 import { defineConfig } from '../../src/deployment/define-config';
-import { jobsForCron, wakeUpConsumers } from '../../src/deployment/jobs';
+import { jobsForCron } from '../../src/deployment/cron-jobs';
+import { wakeUpConsumers } from '../../src/deployment/jobs';
 import type { DeploymentInput } from '../../src/deployment/schema';
 import { toEventBridgeCron } from '../../src/deployment/cron';
 import { ConfigError } from '../../src/ground/errors';

@@ -5,9 +5,12 @@
  * semantics (platform-cron.ts). Expressions no platform mapping can carry are refused,
  * naming the field.
  */
+import { CronPattern } from 'croner';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCronExpression, toCloudflareCron, toEventBridgeCron } from '../../src/deployment/cron';
-import { parseSchedule, scheduleFirings, scheduleFiresAt, scheduleProblem } from '../../src/deployment/schedule';
+import { parseSchedule, scheduleProblem } from '../../src/deployment/schedule';
+import { scheduleFirings, scheduleFiresAt } from '../../src/deployment/schedule-clock';
 import { cloudflareMatcher, eventBridgeMatcher, firingsOf } from './platform-cron';
 
 /** Ten weeks across two month ends, starting on a Thursday. */
@@ -116,5 +119,48 @@ describe('local, EventBridge and Cloudflare fire on the same instants', () => {
   it('fires in the minute whatever the second the local tick lands on', () => {
     expect(scheduleFiresAt('0 9 * * MON', new Date('2026-01-05T09:00:59.900Z'))).toBe(true);
     expect(scheduleFiresAt('0 9 * * MON', new Date('2026-01-04T09:00:00Z'))).toBe(false);
+  });
+});
+
+describe('value sets', () => {
+  const FIELDS: readonly (readonly [number, number])[] = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
+  /** One portable field: `*`, a value, a range, or a stepped star or range, as a comma list. */
+  const field = (min: number, max: number) =>
+    fc
+      .array(
+        fc.oneof(
+          fc.constant('*'),
+          fc.integer({ min, max }).map(String),
+          fc.tuple(fc.integer({ min, max }), fc.integer({ min, max })).map(([a, b]) => `${Math.min(a, b)}-${Math.max(a, b)}`),
+          fc.integer({ min: 1, max: 70 }).map((n) => `*/${n}`),
+          fc.tuple(fc.integer({ min, max }), fc.integer({ min, max }), fc.integer({ min: 1, max: 9 })).map(([a, b, n]) => `${Math.min(a, b)}-${Math.max(a, b)}/${n}`),
+        ),
+        { minLength: 1, maxLength: 3 },
+      )
+      .map((items) => items.join(','));
+
+  it('equal what croner reads from the same expression (it is the local clock)', () => {
+    const flags = (values: readonly number[], size: number, offset: number) => Array.from({ length: size }, (_, i) => (values.includes(i + offset) ? 1 : 0));
+    fc.assert(
+      fc.property(fc.tuple(...FIELDS.map(([min, max]) => field(min, max))), fc.boolean(), (fields, dayOfMonth) => {
+        // One day field stays '*' (a portable schedule restricts at most one).
+        const text = [...fields.slice(0, 2), dayOfMonth ? fields[2] : '*', fields[3], dayOfMonth ? '*' : fields[4]].join(' ');
+        let theirs: CronPattern;
+        try {
+          theirs = new CronPattern(text, 'UTC', { mode: '5-part' });
+        } catch {
+          // What croner refuses (a step beyond the field's maximum), the config refuses too.
+          expect(scheduleProblem(text)).toMatch(/stepping/);
+          return;
+        }
+        const ours = parseSchedule(text);
+        expect(flags(ours.minutes, 60, 0)).toEqual(theirs.minute);
+        expect(flags(ours.hours, 24, 0)).toEqual(theirs.hour);
+        expect(flags(ours.daysOfMonth, 31, 1)).toEqual(theirs.day);
+        expect(flags(ours.months, 12, 1)).toEqual(theirs.month);
+        expect(flags(ours.daysOfWeek, 7, 0)).toEqual(theirs.dayOfWeek.slice(0, 7).map((flag, i) => (flag || (i === 0 && theirs.dayOfWeek[7]) ? 1 : 0)));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

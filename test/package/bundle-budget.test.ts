@@ -46,6 +46,7 @@ describe('bundle budgets', () => {
     expect(inputs.filter((input) => /zod\/.*locales\/(?!en)/.test(input))).toEqual([]);
     expect(inputs.filter((input) => CLASSIC_ZOD.test(input))).toEqual([]);
     expect(inputs.some((input) => input.includes('node_modules/ioredis'))).toBe(false);
+    expect(inputs.some((input) => input.includes('node_modules/croner'))).toBe(false);
   });
 
   it('the Lambda poll function of a TCP deployment is at most 105 KiB gzip, without Hono, the AWS SDK or classic zod', async () => {
@@ -63,5 +64,7 @@ describe('bundle budgets', () => {
     expect(gzip).toBeLessThanOrEqual(LAMBDA_POLL_BUDGET);
     expect(inputs.some((input) => input.includes('@aws-sdk') || input.includes('node_modules/hono'))).toBe(false);
     expect(inputs.filter((input) => CLASSIC_ZOD.test(input))).toEqual([]);
+    // Schedules are validated without a cron library (the local clock alone uses croner).
+    expect(inputs.some((input) => input.includes('node_modules/croner'))).toBe(false);
   });
 });
