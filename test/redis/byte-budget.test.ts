@@ -179,7 +179,7 @@ describe('the byte budget in memory (ioredis)', () => {
     expect(acked, figures).toBe(121);
     // The old run read one 120 MiB reply (RSS +144 MiB). Now: the batch in hand and the one
     // claimed beside it, 4 MiB together, plus what the client holds while it parses a reply
-    // (its chunks and the joined string: about twice the reply) — measured 12.3 MiB here.
+    // (its chunks and the joined string: about twice the reply) — measured 6.3–12.3 MiB here (collected before each sample).
     expect(peakArrayBuffers, figures).toBeLessThan(4 * 4 * MiB);
     expect(peakRss, figures).toBeLessThan(48 * MiB);
   }, 150_000);
