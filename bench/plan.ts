@@ -19,6 +19,8 @@ export interface Plan {
   /** Latency samples (≥ 2,000 so the p99 rests on ≥ 20 of them) and the publish rate. */
   readonly latencyMessages: number;
   readonly latencyRate: number;
+  /** Entries of the busy drain whose commands per 1,000 the command cost reports. */
+  readonly commandCostEntries: number;
 }
 
 export const QUICK: Plan = {
@@ -34,6 +36,7 @@ export const QUICK: Plan = {
   clusterPerStream: 3_000,
   latencyMessages: 2_000,
   latencyRate: 250,
+  commandCostEntries: 2_000,
 };
 
 export const FULL: Plan = {
@@ -49,6 +52,7 @@ export const FULL: Plan = {
   clusterPerStream: 20_000,
   latencyMessages: 2_500,
   latencyRate: 100,
+  commandCostEntries: 5_000,
 };
 
 /** Untimed warm-up workload per child (see bench/child.ts), the same for every contender. */

@@ -8,6 +8,7 @@ import { cpus } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ColdImport } from './cold-import';
+import type { CommandCosts } from './scenarios/command-cost';
 import type { Plan } from './plan';
 import { printProfile, profileOf } from './profile';
 import type { ScenarioResult } from './scenarios/types';
@@ -20,6 +21,8 @@ export interface RunContext {
   readonly loadAtEnd: number[];
   readonly loadPerRepetition: number[][];
   readonly coldImport: ColdImport;
+  /** Absent in a runs.json written before the command cost was measured. */
+  readonly commandCosts?: CommandCosts;
 }
 
 type Figures = Map<string, ScenarioResult[]>;
@@ -39,6 +42,32 @@ function pair(figures: Figures, a: string, b: string, measure: (r: ScenarioResul
 }
 
 type Target = readonly ['>=' | '<=', number] | undefined;
+
+/**
+ * Commands a per-command price bills (SPEC §10): an idle poll run at most 1, an idle trim at
+ * most 1 per stream; the busy drain's commands per 1,000 entries (batch 100) without a target.
+ */
+export function commandCostRatios(costs: CommandCosts): Record<string, { value: number; target: Target }> {
+  const ratios: Record<string, { value: number; target: Target }> = {};
+  for (const transport of ['tcp', 'rest'] as const) {
+    const cost = costs[transport];
+    ratios[`commands_per_idle_poll_run_${transport}`] = { value: cost.idlePollRun, target: ['<=', 1] };
+    ratios[`commands_per_idle_trim_per_stream_${transport}`] = { value: cost.idleTrimPerStream, target: ['<=', 1] };
+    ratios[`commands_per_1k_entries_${transport}`] = { value: cost.per1kEntries, target: undefined };
+  }
+  return ratios;
+}
+
+/** The command cost with the commands of each idle run, so a reader sees what they were. */
+export function printCommandCosts(costs: CommandCosts): void {
+  console.log(`\ncommands billed per run (counted on the wire; busy: drain of ${costs.busyEntries} entries at batch 100)`);
+  console.log('transport'.padEnd(11) + 'idle poll run'.padEnd(15) + 'idle trim / stream'.padEnd(20) + 'per 1k entries (busy)');
+  for (const transport of ['tcp', 'rest'] as const) {
+    const cost = costs[transport];
+    console.log(transport.padEnd(11) + String(cost.idlePollRun).padEnd(15) + String(cost.idleTrimPerStream).padEnd(20) + String(cost.per1kEntries));
+  }
+  console.log(`idle poll run (tcp): ${costs.tcp.idlePollCommands.join(', ')}; idle trim (tcp): ${costs.tcp.idleTrimCommands.join(', ')}`);
+}
 
 /** Every key of issue 15's targets table, the older keys that still mean something, and the cold import (issue 14). */
 function ratiosOf(figures: Figures, latency: ScenarioResult, context: RunContext): Record<string, { value: Stat | number; target: Target }> {
@@ -66,6 +95,7 @@ function ratiosOf(figures: Figures, latency: ScenarioResult, context: RunContext
     scale_cluster3_over_raw_verify_cluster3: { value: pair(figures, 'scale_cluster3', 'scale_raw_verify_cluster3'), target: undefined },
     cold_import_ms_poll_bundle: { value: context.coldImport.medianMs, target: ['<=', 80] },
     cold_import_ms_trivial_module: { value: context.coldImport.baselineMedianMs, target: undefined },
+    ...(context.commandCosts ? commandCostRatios(context.commandCosts) : {}),
   };
 }
 
@@ -121,6 +151,7 @@ export function report(figures: Figures, latency: ScenarioResult, context: RunCo
   }
   const profile = profileOf(figures);
   printProfile(profile);
+  if (context.commandCosts) printCommandCosts(context.commandCosts);
 
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(
@@ -141,6 +172,7 @@ export function report(figures: Figures, latency: ScenarioResult, context: RunCo
           rawVerifyB500EntriesPerSec: rawVerify,
         },
         coldImport: ci,
+        ...(context.commandCosts ? { commandCosts: context.commandCosts } : {}),
         scenarios: rows,
         latency: { samples: latency.entries, ...latency.extra },
         profile,

@@ -4,7 +4,9 @@
  * writes bench/results/latest.json with the target ratios under `ratios`, beside the raw
  * loop's absolute figure and the load average that tell whether the run was quiet, and
  * under `profile` where each stream scenario's CPU per entry goes (Node user/system, Redis
- * per command), taken around the timed part only.
+ * per command), taken around the timed part only. The command cost (commands per idle poll
+ * run, per idle trim and stream, per 1,000 busy entries; TCP and REST) is counted once, in
+ * this process: counts do not vary with load. `npm run bench -- --commands` runs only that.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -17,7 +19,8 @@ import { measureColdImport, type ColdImport } from './cold-import';
 import { jsonPayload, prefillStream, resetGroup } from './fixtures';
 import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
 import { openRedisMeter, withRedisFigures } from './redis-meter';
-import { report, type RunContext } from './report';
+import { measureCommandCosts, type CommandCosts } from './scenarios/command-cost';
+import { commandCostRatios, printCommandCosts, report, type RunContext } from './report';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 import { bundleChild, runChild, runSideBySide } from './spawn';
 
@@ -25,8 +28,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
 /** `--report bench/results/runs.json`: print and write the report of a finished run again. */
 const reportFrom = process.argv.includes('--report') ? process.argv[process.argv.indexOf('--report') + 1] : undefined;
+const commandsOnly = process.argv.includes('--commands');
 const RUNS_FILE = join(here, 'results', 'runs.json');
 const LATEST_FILE = join(here, 'results', 'latest.json');
+const COMMANDS_FILE = join(here, 'results', 'commands.json');
 const plan = quick ? QUICK : FULL;
 const GROUP = 'bench';
 
@@ -55,6 +60,7 @@ async function main(): Promise<void> {
   const figures = new Map<string, ScenarioResult[]>();
   const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
   let latency: ScenarioResult | undefined;
+  let commandCosts: CommandCosts | undefined;
   const meters: Array<{ close(): void }> = [];
   try {
     const admin = new Redis(server.url);
@@ -193,6 +199,8 @@ async function main(): Promise<void> {
         warmupMessages: LATENCY_WARMUP_MESSAGES,
       },
     });
+    progress('command cost: idle poll run, idle trim, busy drain (TCP and REST)');
+    commandCosts = await measureCommandCosts(server.url, plan.commandCostEntries);
     admin.disconnect();
     clusterAdmin.disconnect();
   } finally {
@@ -203,7 +211,7 @@ async function main(): Promise<void> {
   }
   progress('cold import of the built poll bundle');
   const coldImport: ColdImport = await measureColdImport(join(here, '..'), here);
-  const context: RunContext = { quick, plan, loadAtStart, loadAtEnd: loadavg(), loadPerRepetition, coldImport };
+  const context: RunContext = { quick, plan, loadAtStart, loadAtEnd: loadavg(), loadPerRepetition, coldImport, commandCosts };
   // Every measurement is kept before the report is made from it.
   mkdirSync(dirname(RUNS_FILE), { recursive: true });
   writeFileSync(RUNS_FILE, JSON.stringify({ figures: [...figures], latency, context }));
@@ -215,7 +223,21 @@ function reportAgain(file: string): void {
   report(new Map(saved.figures), saved.latency, saved.context, LATEST_FILE);
 }
 
-(reportFrom ? Promise.resolve().then(() => reportAgain(reportFrom)) : main()).catch((error: unknown) => {
+/** `--commands`: the command cost alone, on a private redis-server; printed, and written to bench/results/commands.json. */
+async function commandsAlone(): Promise<void> {
+  const server = await startRedisServer();
+  try {
+    const costs = await measureCommandCosts(server.url, plan.commandCostEntries);
+    printCommandCosts(costs);
+    mkdirSync(dirname(COMMANDS_FILE), { recursive: true });
+    writeFileSync(COMMANDS_FILE, JSON.stringify({ at: new Date().toISOString(), ...commandCostRatios(costs), costs }, null, 2));
+    console.log(`\nwrote ${COMMANDS_FILE}`);
+  } finally {
+    await server.stop();
+  }
+}
+
+(reportFrom ? Promise.resolve().then(() => reportAgain(reportFrom)) : commandsOnly ? commandsAlone() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

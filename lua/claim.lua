@@ -35,7 +35,7 @@
               through Lua. This script proves first that those entries fit, from what the
               writers that record sizes (append.lua, publish.lua, redrive.lua) keep: KEYS[3]
               counts their appends ('appended'), the records they hold ('large') and what
-              trim.lua removed ('trimmed'); KEYS[4] holds one record per entry larger than
+              retention.lua removed ('trimmed'); KEYS[4] holds one record per entry larger than
               SMALL, with its size, ordered by entry id. The proof holds when every entry of
               the stream came from such a writer and none was removed by another hand
               (appended = entries-read + lag, XLEN + trimmed = appended), no record is missing

@@ -1,7 +1,7 @@
 /**
  * The overview: every consumer's backlog now (the SPEC §8 probe: pending, oldest pending age,
- * lag, dead letters), its throughput over the recent samples, and its oldest-pending-age chart
- * over the recorded history. Consumers are read in parallel, one probe and one history read
+ * lag, dead letters), its throughput over the recent samples, when its poller last recorded a
+ * run (alive or not), and its oldest-pending-age chart over the recorded history. Consumers are read in parallel, one probe and one history read
  * each, so a slow Redis costs one round trip of time, not one per consumer.
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
@@ -9,7 +9,8 @@ import { consumerBacklog, type ConsumerBacklog } from '../deployment/consumer-ba
 import { ageChart } from './chart';
 import type { RunRecord } from '../deployment/run-history';
 import { duration, escapeHtml, table } from './html';
-import { readConsumerHistory, type Sample } from './read-history';
+import { lastRunAt, readConsumerHistory, type Sample } from './read-history';
+import { IDLE_RECORD_SECONDS } from '../deployment/schema';
 import { runsTable } from './runs';
 
 /** Throughput is the acks of the samples within this window, per minute. */
@@ -19,11 +20,15 @@ export interface ConsumerOverview {
   readonly backlog: ConsumerBacklog;
   /** Acked per minute over the last THROUGHPUT_WINDOW_MS of samples (Redis clock). */
   readonly ackedPerMinute: number;
+  /** How long ago the poller last recorded a run (see lastRunAt); undefined when none is recorded. */
+  readonly lastRunAgoMs: number | undefined;
   readonly samples: readonly Sample[];
 }
 
 export interface Overview {
   readonly deployment: string;
+  /** An idle run is recorded at most this often per process (`publishApi.dashboard.idleRecordSeconds`). */
+  readonly idleRecordSeconds: number;
   readonly consumers: readonly ConsumerOverview[];
   /** The latest poll runs that did something, newest first (the runs page lists them all). */
   readonly recentRuns: readonly RunRecord[];
@@ -43,27 +48,33 @@ export async function readOverview(runtime: DeploymentRuntime): Promise<Overview
     [...runtime.config.consumers.values()].map(async (plan) => {
       const [backlog, history] = await Promise.all([consumerBacklog(runtime.port, plan), readConsumerHistory(runtime.port, plan)]);
       const now = backlog.status === 'ok' ? backlog.observedAtMs : runtime.now();
-      return { consumer: { backlog, ackedPerMinute: throughput(history.samples, now), samples: history.samples }, runs: history.runs };
+      const last = lastRunAt(history);
+      const lastRunAgoMs = last === undefined ? undefined : Math.max(0, now - last);
+      return { consumer: { backlog, ackedPerMinute: throughput(history.samples, now), lastRunAgoMs, samples: history.samples }, runs: history.runs };
     }),
   );
   const recentRuns = read.flatMap((r) => r.runs).sort((a, b) => b.t - a.t).slice(0, OVERVIEW_RUNS);
-  return { deployment: runtime.config.name, consumers: read.map((r) => r.consumer), recentRuns };
+  const idleRecordSeconds = runtime.config.data.publishApi?.dashboard?.idleRecordSeconds ?? IDLE_RECORD_SECONDS;
+  return { deployment: runtime.config.name, idleRecordSeconds, consumers: read.map((r) => r.consumer), recentRuns };
 }
 
-function backlogRow({ backlog: b, ackedPerMinute }: ConsumerOverview) {
+function backlogRow({ backlog: b, ackedPerMinute, lastRunAgoMs }: ConsumerOverview) {
   const name = { html: `<a href="#c-${escapeHtml(b.consumer)}">${escapeHtml(b.consumer)}</a>` };
-  if (b.status !== 'ok') return [name, b.stream, b.group, { html: '<span class="muted">no group yet</span>' }, '', '', '', '', ''];
+  const lastRun = lastRunAgoMs === undefined ? { html: '<span class="muted">none recorded</span>' } : `${duration(lastRunAgoMs)} ago`;
+  if (b.status !== 'ok') return [name, b.stream, b.group, { html: '<span class="muted">no group yet</span>' }, '', '', '', '', lastRun, ''];
   const deadLetters = b.deadLetters > 0 ? { html: `<span class="error">${b.deadLetters}</span>`, numeric: true } : 0;
-  return [name, b.stream, b.group, b.streamLength, b.pending, duration(b.oldestPendingAgeMs), b.lag ?? '?', ackedPerMinute, deadLetters];
+  return [name, b.stream, b.group, b.streamLength, b.pending, duration(b.oldestPendingAgeMs), b.lag ?? '?', ackedPerMinute, lastRun, deadLetters];
 }
 
 /** `runsHref`: the runs page, which lists idle runs and filters too. */
 export function renderOverview(overview: Overview, runsHref: string): string {
   const summary = table(
-    ['consumer', 'stream', 'group', 'length', 'pending', 'oldest pending', 'lag', 'acked / min (5 min)', 'dead letters'],
+    ['consumer', 'stream', 'group', 'length', 'pending', 'oldest pending', 'lag', 'acked / min (5 min)', 'last run', 'dead letters'],
     overview.consumers.map(backlogRow),
     'this deployment has no consumers',
   );
+  const idleRuns = overview.idleRecordSeconds === 0 ? 'idle runs too' : `idle runs at most every ${duration(overview.idleRecordSeconds * 1000)} per process, so a live poller's last run is never older than that plus its schedule's period`;
+  const lastRunNote = `<p class="muted">Last run: the newest run the consumer's poller recorded. Runs that did something are recorded at once, ${idleRuns}.</p>`;
   const charts = overview.consumers
     .map(({ backlog, samples }) => {
       const points = samples.map((s) => ({ t: s.t, value: s.ageMs ?? 0 }));
@@ -72,5 +83,5 @@ export function renderOverview(overview: Overview, runsHref: string): string {
     })
     .join('');
   const runs = `<h2>Recent runs that did something</h2>${runsTable(overview.recentRuns, 'no poll run has handled anything yet')}<p><a href="${escapeHtml(runsHref)}">All recent runs, idle ones and filters →</a></p>`;
-  return `${summary}<h2>Oldest pending age over time</h2>${charts}${runs}`;
+  return `${summary}${lastRunNote}<h2>Oldest pending age over time</h2>${charts}${runs}`;
 }

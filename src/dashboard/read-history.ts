@@ -47,6 +47,17 @@ function parseRun(text: string): RunRecord | undefined {
 const texts = (reply: RedisReply | undefined) => asArray(reply, 'LRANGE reply').map((item) => asText(item, 'list element'));
 const defined = <T>(items: ReadonlyArray<T | undefined>): T[] => items.filter((item): item is T => item !== undefined);
 
+/**
+ * When the consumer's poller last recorded a run: the newest sample or record. Runs that did
+ * something are always recorded, idle ones at most once per `idleRecordSeconds` per process
+ * (deployment/run-history.ts), so a live poller is never last seen longer ago than that
+ * interval plus its schedule's period.
+ */
+export function lastRunAt(history: ConsumerHistory): number | undefined {
+  const times = [history.samples.at(-1)?.t, history.runs[0]?.t, history.idleRuns[0]?.t].filter((t): t is number => t !== undefined);
+  return times.length === 0 ? undefined : Math.max(...times);
+}
+
 export async function readConsumerHistory(port: RedisPort, plan: ConsumerPlan): Promise<ConsumerHistory> {
   const keys = historyKeys(plan.config.stream, plan.config.group);
   const [samples, runs, idleRuns] = await runOperations(port, [

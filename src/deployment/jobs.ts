@@ -101,8 +101,15 @@ export async function runTrimJob(runtime: DeploymentRuntime): Promise<TrimJobRep
     runtime.retention().map(async (config) => ({ name: config.stream, retention: await runRetention(runtime.port, config) })),
   );
   if (runtime.history) {
-    const removed = streams.reduce((sum, s) => sum + s.retention.stream.removed, 0);
-    await recordJobRun(runtime, { t: runtime.now(), job: 'trim', level: 'info', removed });
+    const sum = (count: (retention: RetentionReport) => number) => streams.reduce((total, s) => total + count(s.retention), 0);
+    await recordJobRun(runtime, {
+      t: runtime.now(),
+      job: 'trim',
+      level: 'info',
+      removed: sum((r) => r.stream.removed),
+      deadLettersRemoved: sum((r) => r.deadLetters.removed),
+      reaped: sum((r) => r.consumers.deleted.length),
+    });
   }
   return { job: 'trim', streams };
 }

@@ -12,6 +12,9 @@ import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';
 import { trimLimitSchema } from '../retention/config';
 
+/** Default of `publishApi.dashboard.idleRecordSeconds` (deployment/run-history.ts). */
+export const IDLE_RECORD_SECONDS = 300;
+
 const envName = z.string().check(z.regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)'));
 const identity = z.string().check(z.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -'));
 const keyId = z.string().check(z.regex(/^[\x21-\x7e]{1,128}$/, 'must be 1..=128 printable ASCII characters without spaces'));
@@ -103,10 +106,13 @@ export const deploymentSchema = z.strictObject({
       dedupeWindowSeconds: z._default(z.int().check(z.minimum(1), z.maximum(7 * 24 * 3600)), 600),
       /**
        * The ops dashboard at `/ops` (off when absent): its admin token's variable, a secret of
-       * its own (never a producer token). Enabling it also makes every poll run record the
-       * dashboard's history in Redis.
+       * its own (never a producer token). Enabling it also makes runs record the dashboard's
+       * history in Redis: every run that did something, an idle one at most once per
+       * `idleRecordSeconds` per process (0: every idle run too; each record is one command).
        */
-      dashboard: z.optional(z.strictObject({ adminTokenEnv: envName })),
+      dashboard: z.optional(
+        z.strictObject({ adminTokenEnv: envName, idleRecordSeconds: z._default(z.int().check(z.minimum(0), z.maximum(86_400)), IDLE_RECORD_SECONDS) }),
+      ),
     }),
   ),
   trim: z.optional(

@@ -12,12 +12,19 @@ import { EXCHANGE_TIMEOUT_MS, type BlockingReader, type RedisArg, type RedisComm
  * Fail fast instead of queueing and re-sending: a command whose outcome is unknown must
  * surface as an error so the round aborts and its entries stay pending, rather than be
  * replayed silently by the client after a reconnect.
+ *
+ * A connection costs no command of its own (SPEC §10: serverless Redis bills per command):
+ * no ready-check `INFO` (a server still loading its data answers `LOADING` to the run's
+ * first command, which fails the run like any refusal: its entries stay pending) and no
+ * `CLIENT SETINFO` pair (a label for `CLIENT LIST`, nothing the transport reads).
  */
 export const IOREDIS_DEFAULTS: RedisOptions = {
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
   connectTimeout: 5_000,
   lazyConnect: false,
+  enableReadyCheck: false,
+  disableClientInfo: true,
 };
 
 type Client = Redis | Cluster;
@@ -64,8 +71,6 @@ class IoredisPort implements RedisPort {
   readonly #client: Client;
   readonly #owned: boolean;
   readonly #timeoutMs: number;
-  /** Exchanges sent and not yet answered (or failed). */
-  #inFlight = 0;
   /** host:port (or the Cluster's seeds), for error messages. */
   readonly #where: string;
   /** The connection's last error since it was last ready: why a command found no connection. */
@@ -124,31 +129,24 @@ class IoredisPort implements RedisPort {
 
   /** The reply, or RedisUnavailableError once the exchange's time is up or the connection failed. */
   async #bounded<T>(sent: Promise<T>, commands: readonly RedisCommand[]): Promise<T> {
-    this.#inFlight += 1;
     try {
       return await withTimeLimit(sent, this.#timeoutMs + blockingMs(commands));
     } catch (error) {
       if (isReplyError(error)) throw error;
       throw this.#unavailable(error);
-    } finally {
-      this.#inFlight -= 1;
     }
   }
 
+  /**
+   * Closes the connection without a command: every exchange of the port has been answered
+   * (or given up on), so there is nothing for QUIT to wait for, and QUIT is one more billed
+   * command per process on serverless Redis. A warm Lambda container or Worker isolate never
+   * closes its port (it serves the next invocation); the CLI and tests do.
+   */
   async close(): Promise<void> {
     this.#blocking?.close();
     if (!this.#owned) return;
-    // An exchange still unanswered was given up on (a run's deadline passed, or Redis
-    // stalled): QUIT would queue behind it and wait out the stall. Drop the connection.
-    if (this.#inFlight > 0) {
-      this.#client.disconnect();
-      return;
-    }
-    try {
-      await withTimeLimit(this.#client.quit(), this.#timeoutMs);
-    } catch {
-      this.#client.disconnect();
-    }
+    this.#client.disconnect();
   }
 
   toJSON(): object {

@@ -1,12 +1,12 @@
 /**
  * DLT retention (SPEC §7): drop dead-letter records older than the window, by a time-based
- * MINID computed from the Redis clock inside dlt-trim.lua.
+ * MINID computed from the Redis clock inside retention.lua (its DLT part).
  */
 import { ConfigError } from '../ground/errors';
-import { dltTrimScript } from '../generated/lua-scripts';
-import type { RedisPort } from '../redis/port';
-import { asArray, asInteger } from '../redis/reply';
+import type { RedisPort, RedisReply } from '../redis/port';
+import { asInteger } from '../redis/reply';
 import { runScript } from '../redis/script';
+import { partOrThrow, retentionCall } from './retention-call';
 
 export interface DeadLetterTrimResult {
   readonly removed: number;
@@ -22,7 +22,11 @@ export async function trimDeadLetters(port: RedisPort, dlt: string, retentionSec
   if (!Number.isInteger(retentionSeconds) || retentionSeconds <= 0) {
     throw new ConfigError('dead-letter retention', [{ path: 'retentionSeconds', message: 'must be a positive integer' }]);
   }
-  const reply = await runScript(port, { script: dltTrimScript, keys: [dlt], args: [retentionSeconds] });
-  const [removed, cutoff] = asArray(reply, 'dlt-trim reply');
+  return deadLetterTrimOf(await runScript(port, retentionCall(dlt, { deadLetters: { dlt, retentionSeconds } })));
+}
+
+/** The DLT part of a retention.lua reply; its error thrown. */
+export function deadLetterTrimOf(reply: RedisReply): DeadLetterTrimResult {
+  const [removed, cutoff] = partOrThrow(reply, 'dlt');
   return { removed: asInteger(removed, 'dlt-trim removed'), cutoffMs: asInteger(cutoff, 'dlt-trim cutoff') };
 }

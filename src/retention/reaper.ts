@@ -1,15 +1,18 @@
 /**
  * Consumer reaper (SPEC §7): delete consumers with zero pending entries that have been
- * idle longer than a threshold. The check and the delete happen inside reap.lua, because
- * XGROUP DELCONSUMER would drop a consumer's pending entries with it.
+ * inactive longer than a threshold. The check and the delete happen inside retention.lua
+ * (its reaper part), because XGROUP DELCONSUMER would drop a consumer's pending entries with
+ * it. Inactive means the same on Redis and Valkey: the time since the consumer last got an
+ * entry (read or claimed) — `inactive` where XINFO CONSUMERS has it, else Redis 7.0's
+ * `idle` (see the script's header).
  */
-import { reapScript } from '../generated/lua-scripts';
-import type { RedisPort } from '../redis/port';
+import type { RedisPort, RedisReply } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
 import { runScript } from '../redis/script';
+import { partOrThrow, retentionCall } from './retention-call';
 
 export interface ReapOptions {
-  /** Only consumers idle strictly longer than this are deleted. */
+  /** Only consumers inactive strictly longer than this are deleted. */
   readonly idleMs: number;
   /** At most this many deletions per call. */
   readonly maxPerRun: number;
@@ -24,17 +27,17 @@ export interface ReapedConsumer {
 
 export interface ReapResult {
   readonly deleted: readonly ReapedConsumer[];
-  /** Consumers past the idle threshold kept because they still hold pending entries. */
+  /** Consumers past the threshold kept because they still hold pending entries. */
   readonly busyIdle: number;
 }
 
 export async function reapConsumers(port: RedisPort, stream: string, options: ReapOptions): Promise<ReapResult> {
-  const reply = await runScript(port, {
-    script: reapScript,
-    keys: [stream],
-    args: [options.idleMs, options.maxPerRun, ...(options.groups ?? [])],
-  });
-  const [deletedFlat, busyIdle] = asArray(reply, 'reap reply');
+  return reapResultOf(await runScript(port, retentionCall(stream, { reaper: options })));
+}
+
+/** The reaper part of a retention.lua reply; its error thrown. */
+export function reapResultOf(reply: RedisReply): ReapResult {
+  const [deletedFlat, busyIdle] = partOrThrow(reply, 'reap');
   const flat = asArray(deletedFlat, 'reap deleted');
   const deleted: ReapedConsumer[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) {

@@ -1,13 +1,16 @@
 /**
  * One retention pass over a stream, as a scheduled trim function runs it: safe trim, DLT
- * retention and the consumer reaper. The three scripts touch disjoint concerns and are
- * independent, so they are sent together; each is atomic on its own.
+ * retention and the consumer reaper in one retention.lua call (SPEC §10: an idle trim costs
+ * one billed command per stream). Each part keeps its own guarantee and runs whatever the
+ * others met; a part that failed fails the pass, after the others ran.
  */
 import type { RedisPort } from '../redis/port';
+import { runScript } from '../redis/script';
 import type { RetentionConfig } from './config';
-import { trimDeadLetters, type DeadLetterTrimResult } from './dead-letters';
-import { reapConsumers, type ReapResult } from './reaper';
-import { safeTrim, type TrimResult } from './trim';
+import { deadLetterTrimOf, type DeadLetterTrimResult } from './dead-letters';
+import { reapResultOf, type ReapResult } from './reaper';
+import { retentionCall } from './retention-call';
+import { trimResultOf, type TrimResult } from './trim';
 
 export interface RetentionReport {
   readonly stream: TrimResult;
@@ -16,10 +19,13 @@ export interface RetentionReport {
 }
 
 export async function runRetention(port: RedisPort, config: RetentionConfig): Promise<RetentionReport> {
-  const [stream, deadLetters, consumers] = await Promise.all([
-    safeTrim(port, config.stream, { limit: config.trimLimit }),
-    trimDeadLetters(port, config.dlt, config.dltRetentionSeconds),
-    reapConsumers(port, config.stream, config.reaper),
-  ]);
-  return { stream, deadLetters, consumers };
+  const reply = await runScript(
+    port,
+    retentionCall(config.stream, {
+      trim: { limit: config.trimLimit },
+      deadLetters: { dlt: config.dlt, retentionSeconds: config.dltRetentionSeconds },
+      reaper: config.reaper,
+    }),
+  );
+  return { stream: trimResultOf(reply), deadLetters: deadLetterTrimOf(reply), consumers: reapResultOf(reply) };
 }

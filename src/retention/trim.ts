@@ -1,16 +1,15 @@
 /**
  * Safe trim (SPEC §7): delete only the entries every consumer group has read and acked,
- * in one trim.lua call. Never `MAXLEN ~`, which can drop unacknowledged entries. With a
+ * in one call of retention.lua (its trim part). Never `MAXLEN ~`, which can drop unacknowledged entries. With a
  * limit, a stream longer than it is trimmed with `MINID ~ <frontier> LIMIT n` (whole
  * macro nodes below the frontier, at most n entries), so one call on a large backlog never
  * blocks Redis for long; shorter streams are trimmed exactly.
  */
 import { ConfigError, ReplyShapeError } from '../ground/errors';
-import { trimScript } from '../generated/lua-scripts';
-import type { RedisPort } from '../redis/port';
-import { asArray, asInteger, asText } from '../redis/reply';
-import { sizeKeys } from '../entry/size-keys';
+import type { RedisPort, RedisReply } from '../redis/port';
+import { asInteger, asText } from '../redis/reply';
 import { runScript } from '../redis/script';
+import { partOrThrow, retentionCall } from './retention-call';
 
 /** Why a trim did or did not delete: `trimmed` ran XTRIM (possibly removing 0 entries). */
 export type TrimStatus = 'trimmed' | 'no_stream' | 'no_groups' | 'bad_evidence';
@@ -35,8 +34,12 @@ const MODES: readonly string[] = ['exact', 'approximate', ''];
 export async function safeTrim(port: RedisPort, stream: string, options: TrimOptions = {}): Promise<TrimResult> {
   const limit = options.limit ?? 0;
   if (!Number.isSafeInteger(limit) || limit < 0) throw new ConfigError('safe trim', [{ path: 'limit', message: 'must be a non-negative integer' }]);
-  const reply = await runScript(port, { script: trimScript, keys: [stream, sizeKeys(stream).large, sizeKeys(stream).counts], args: [limit] });
-  const [removed, frontier, status, mode] = asArray(reply, 'trim reply');
+  return trimResultOf(await runScript(port, retentionCall(stream, { trim: { limit } })));
+}
+
+/** The trim part of a retention.lua reply; its error thrown. */
+export function trimResultOf(reply: RedisReply): TrimResult {
+  const [removed, frontier, status, mode] = partOrThrow(reply, 'trim');
   const modeText = asText(mode, 'trim mode');
   if (!MODES.includes(modeText)) throw new ReplyShapeError('trim mode');
   const statusText = asText(status, 'trim status');

@@ -104,7 +104,8 @@ describe('dashboard history', () => {
     await admin.rpush(keys.samples, ...Array.from({ length: SAMPLES_KEPT + 5 }, (_, i) => `${now - 3_600_000 - i * 20_000} 0 0 0 0`));
     await admin.rpush(keys.idleRuns, ...Array.from({ length: IDLE_RUNS_KEPT + 5 }, () => '{"t":1,"job":"poll","level":"info"}'));
     await admin.rpush(keys.runs, ...Array.from({ length: ACTIVE_RUNS_KEPT }, () => '{"t":1,"job":"poll","level":"info","handled":1}'));
-    await poll(runtime); // idle
+    // Idle, in a process that has recorded nothing yet (this one recorded an idle run just now).
+    await poll(createRuntime(config, { port, env }));
     expect(await admin.llen(keys.samples)).toBe(SAMPLES_KEPT);
     expect(await admin.llen(keys.idleRuns)).toBe(IDLE_RUNS_KEPT);
     // The idle run did not touch the active runs.
@@ -188,15 +189,18 @@ describe('dashboard history', () => {
     const app = createDashboardApp({ runtime, env: { OPS_ADMIN_TOKEN: ADMIN_TOKEN }, adminTokenEnv: 'OPS_ADMIN_TOKEN', log: createLogger(() => {}, Date.now, 'history-test') });
 
     const overview = (await (await app.request('/overview.json', { headers: bearer })).json()) as {
-      consumers: Array<{ backlog: { consumer: string; deadLetters: number }; samples: unknown[] }>;
+      consumers: Array<{ backlog: { consumer: string; deadLetters: number }; lastRunAgoMs?: number; samples: unknown[] }>;
       recentRuns: Array<{ deadLettered: number }>;
     };
     expect(overview.consumers).toHaveLength(1);
     expect(overview.consumers[0]!.backlog).toMatchObject({ consumer: 'fulfilment', deadLetters: 1 });
+    // When its poller last recorded a run: it is alive.
+    expect(overview.consumers[0]!.lastRunAgoMs).toBeGreaterThanOrEqual(0);
     expect(overview.consumers[0]!.samples.length).toBeGreaterThanOrEqual(1);
     expect(overview.recentRuns).toEqual([expect.objectContaining({ deadLettered: 1 })]);
 
     const page = await (await app.request('/', { headers: bearer })).text();
+    expect(page).toContain('idle runs at most every 5.0 min per process');
     const points = page.match(/<circle class="point"/g) ?? [];
     expect(points.length).toBe(overview.consumers[0]!.samples.length);
 

@@ -1,7 +1,8 @@
 /**
  * SPEC §7 DLT retention: records older than the window go (time from the Redis clock and
  * the record's id), younger ones stay; and one retention pass over a stream runs safe trim,
- * DLT retention and the reaper together.
+ * DLT retention and the reaper together, in one call (retention.lua), a failing part
+ * stopping none of the others.
  */
 import type { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { parseRetentionConfig } from '../../src/retention/config';
 import { trimDeadLetters } from '../../src/retention/dead-letters';
 import { runRetention } from '../../src/retention/run';
 import { clientKinds } from '../support/clients';
+import { sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 
 const HOUR_MS = 3_600_000;
@@ -72,5 +74,27 @@ describe.each(clientKinds)('dead-letter retention over $name', (kind) => {
     expect(await remaining()).toEqual([kept]);
     expect((await admin.xrange(stream, '-', '+')).map(([id]) => id)).toEqual([first, second]);
     expect(await admin.xinfo('CONSUMERS', stream, 'g')).toHaveLength(2);
+  });
+
+  it('a part that fails fails the pass, after the others ran: a DLT key of the wrong type', async () => {
+    await admin.set(dlt, 'not a stream');
+    const first = (await admin.xadd(stream, '*', 'n', '1')) as string;
+    const second = (await admin.xadd(stream, '*', 'n', '2')) as string;
+    await admin.xgroup('CREATE', stream, 'g', '0-0');
+    await admin.xreadgroup('GROUP', 'g', 'reader', 'COUNT', 2, 'STREAMS', stream, '>');
+    await admin.xack(stream, 'g', first, second);
+    // The reader past the reaper's 1 ms (a condition waited for, not a timed assertion).
+    while (Number(((await admin.xinfo('CONSUMERS', stream, 'g')) as Array<Array<string | number>>)[0]![5]) <= 1) await sleepMs(2);
+
+    const config = parseRetentionConfig({ stream, markerTtlSeconds: 3600, reaper: { idleMs: 1 } });
+    const error = await runRetention(port, config).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toMatchObject({ code: 'REDIS_COMMAND_FAILED', replyCode: 'WRONGTYPE', command: 'script retention (dlt)' });
+    // The trim and the reaper ran all the same.
+    expect((await admin.xrange(stream, '-', '+')).map(([id]) => id)).toEqual([second]);
+    expect(await admin.xinfo('CONSUMERS', stream, 'g')).toEqual([]);
+    expect(await admin.get(dlt)).toBe('not a stream');
   });
 });

@@ -102,6 +102,25 @@ describe.each(clientKinds)('consumer reaper over $name', (kind) => {
     expect(await names()).toHaveLength(1);
   });
 
+  it('reaps a consumer by the time since it last got an entry, not since its last empty read (Valkey resets idle on those)', async () => {
+    await admin.xadd(stream, '*', 'n', '1');
+    const [id] = await deliverTo('poller', 1);
+    await admin.xack(stream, 'g', id!);
+    // It keeps polling an empty stream: on Valkey each empty read resets `idle`, never `inactive`.
+    const readNothing = () => admin.xreadgroup('GROUP', 'g', 'poller', 'COUNT', 1, 'STREAMS', stream, '>');
+    for (;;) {
+      await readNothing();
+      const [row] = (await admin.xinfo('CONSUMERS', stream, 'g')) as Array<Array<string | number>>;
+      const fields = new Map(Array.from({ length: row!.length / 2 }, (_, i) => [String(row![2 * i]), Number(row![2 * i + 1])]));
+      // Redis 7.0 has no `inactive`: its `idle` already is that time.
+      if ((fields.get('inactive') ?? fields.get('idle')!) > IDLE_MS) break;
+      await sleepMs(IDLE_MS / 4);
+    }
+    await readNothing();
+    expect((await reapConsumers(port, stream, { idleMs: IDLE_MS, maxPerRun: 100 })).deleted).toEqual([{ group: 'g', consumer: 'poller' }]);
+    expect(await names()).toEqual([]);
+  });
+
   it('does nothing on a stream that does not exist', async () => {
     expect(await reapConsumers(port, `${stream}:absent`, { idleMs: IDLE_MS, maxPerRun: 10 })).toEqual({ deleted: [], busyIdle: 0 });
     expect(await admin.exists(`${stream}:absent`)).toBe(0);
