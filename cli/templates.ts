@@ -28,7 +28,8 @@ function packageJson({ name, platform, dependency }: TemplateInput): string {
       version: '0.1.0',
       private: true,
       type: 'module',
-      scripts: { test: 'tsx --test test/*.test.ts', start: 'saga-streams dev --no-demo', ...deploy },
+      // `exec`: the shell gives way to the stack, so the SIGINT/SIGTERM npm passes on reaches it.
+      scripts: { test: 'tsx --test test/*.test.ts', start: 'exec saga-streams dev --no-demo', ...deploy },
       dependencies: { 'saga-streams': dependency.spec },
       devDependencies: { tsx: TOOLS.tsx, ...platformDev },
     },
