@@ -4,7 +4,7 @@
  * "Reached the max retries per request limit (which is 0)". A REDIS_URL that is not a URL
  * is said to be one, by the commands and the local stack, before anything connects.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,8 +74,10 @@ describe('CLI connection errors', () => {
     const backlog = recordingIo(env);
     expect(await runCli(['--config', fixture.path, 'backlog'], backlog)).toBe(1);
     // The local stack, in a folder of its own (it writes its dev file there).
-    const dev = recordingIo(env, mkdtempSync(join(tmpdir(), 'saga-streams-dev-url-')));
-    expect(await runCli(['--config', fixture.path, 'dev', '--port', '0'], dev)).toBe(1);
+    const folder = mkdtempSync(join(tmpdir(), 'saga-streams-dev-url-'));
+    const dev = recordingIo(env, folder);
+    const code = await runCli(['--config', fixture.path, 'dev', '--port', '0'], dev).finally(() => rmSync(folder, { recursive: true, force: true }));
+    expect(code).toBe(1);
     for (const stderr of [backlog.stderr.join('\n'), dev.stderr.join('\n')]) {
       expect(stderr).toContain(`REDIS_URL: ${message}`);
       expect(stderr).not.toMatch(/not a known host|hunter2|not-a-url/);
