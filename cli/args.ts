@@ -42,7 +42,7 @@ const COMMAND_OPTIONS = {
     traceparent: { type: 'string' },
   },
   'db migrate': { print: { type: 'boolean' } },
-  init: { platform: { type: 'string' }, name: { type: 'string' } },
+  init: { platform: { type: 'string' }, name: { type: 'string' }, dependency: { type: 'string' } },
   wrangler: { main: { type: 'string' }, queue: { type: 'string' } },
   'rest-emulator': { port: { type: 'string' }, 'dev-vars': { type: 'string' } },
   help: {},

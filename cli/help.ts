@@ -41,6 +41,11 @@ Commands:
                                    deploy files)
       --platform aws|cloudflare    deploy files to write (default aws)
       --name <name>                deployment name (default: the directory's name)
+      --dependency <spec>          the saga-streams dependency to write: a version, range or
+                                   dist-tag, a tarball or built package folder, a git or https
+                                   URL (default: where this saga-streams came from — the
+                                   tarball it was installed from, or this checkout packed into
+                                   vendor/ — until it is on the npm registry)
   wrangler                         print the wrangler.toml of the config (Cloudflare Worker)
       --main <path>                the Worker module (default src/worker.ts)
       --queue <name>               wake-up queue name (default <deployment>-wake-ups)

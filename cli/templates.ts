@@ -1,7 +1,8 @@
 /**
- * What `saga-streams init` writes: a project that depends on saga-streams by name, with one
- * deployment config, one handler with its test (`npm test` passes out of the box), and the
- * deploy files of the chosen platform.
+ * What `saga-streams init` writes: a project that depends on saga-streams (the spec
+ * init-dependency.ts chose), with one deployment config, one handler with its test (`npm test`
+ * passes out of the box), the deploy files of the chosen platform, and a README that says
+ * where the dependency comes from.
  */
 export type Platform = 'aws' | 'cloudflare';
 export const PLATFORMS: readonly Platform[] = ['aws', 'cloudflare'];
@@ -12,10 +13,13 @@ const TOOLS = { tsx: '4.23.15', typescript: '6.0.3', '@types/node': '20.19.43', 
 export interface TemplateInput {
   readonly name: string;
   readonly platform: Platform;
+  /** The saga-streams version init comes with. */
   readonly version: string;
+  /** The saga-streams dependency: its spec, whether the registry serves it, and where it comes from in words. */
+  readonly dependency: { readonly spec: string; readonly fromRegistry: boolean; readonly origin: string };
 }
 
-function packageJson({ name, platform, version }: TemplateInput): string {
+function packageJson({ name, platform, dependency }: TemplateInput): string {
   const deploy = platform === 'aws' ? { deploy: 'cdk deploy', synth: 'cdk synth' } : { deploy: `npx --yes wrangler@${TOOLS.wrangler} deploy`, dev: `npx --yes wrangler@${TOOLS.wrangler} dev` };
   const platformDev = platform === 'aws' ? { 'aws-cdk-lib': TOOLS['aws-cdk-lib'], constructs: TOOLS.constructs, 'aws-cdk': TOOLS['aws-cdk'] } : {};
   return JSON.stringify(
@@ -24,8 +28,9 @@ function packageJson({ name, platform, version }: TemplateInput): string {
       version: '0.1.0',
       private: true,
       type: 'module',
-      scripts: { test: 'tsx --test test/*.test.ts', start: 'saga-streams dev --no-demo', ...deploy },
-      dependencies: { 'saga-streams': `^${version}` },
+      // `exec`: the shell gives way to the stack, so the SIGINT/SIGTERM npm passes on reaches it.
+      scripts: { test: 'tsx --test test/*.test.ts', start: 'exec saga-streams dev --no-demo', ...deploy },
+      dependencies: { 'saga-streams': dependency.spec },
       devDependencies: { tsx: TOOLS.tsx, ...platformDev },
     },
     null,
@@ -148,8 +153,48 @@ function wrangler(name: string): string {
   ].join('\n');
 }
 
+/** Where saga-streams comes from, said once in init's output and in the README. */
+export function dependencyNote({ version, dependency }: TemplateInput, code = (text: string) => text): string | undefined {
+  if (dependency.fromRegistry) return undefined;
+  return (
+    `saga-streams ${version} is not on the npm registry yet, so ${code('package.json')} depends on ${code(dependency.spec)} ` +
+    `(${dependency.origin}). Once it is published, change that to ${code(`"^${version}"`)} and run ${code('npm install')}.`
+  );
+}
+
+function readme(input: TemplateInput): string {
+  const note = dependencyNote(input, (text) => `\`${text}\``);
+  const deploy =
+    input.platform === 'aws'
+      ? 'npm run deploy     # cdk deploy: the functions, schedules and wake-up queue of src/saga.ts (secrets in Secrets Manager)'
+      : 'npm run deploy     # wrangler deploy: the Worker of src/worker.ts (set the [secrets] of wrangler.toml first)';
+  return `# ${input.name}
+
+A saga-streams deployment (${input.platform}), made by \`saga-streams init\`: the config in
+\`src/saga.ts\`, the handler in \`src/handler.ts\` with its test in \`test/handler.test.ts\`.
+
+## The saga-streams dependency
+
+${note ?? `\`package.json\` depends on saga-streams \`${input.dependency.spec}\` from the npm registry.`}
+
+## Commands
+
+\`\`\`sh
+npm install
+npm test           # the handler's tests (node:test through tsx)
+npm start          # the local stack: a private redis-server (or REDIS_URL), the publish API, polls on
+                   # emulated schedules; Ctrl-C, or SIGINT/SIGTERM to npm, stops all of it
+${deploy}
+\`\`\`
+
+\`npx saga-streams --help\` lists the CLI (publish, poll, backlog, dead letters); next to a running
+\`npm start\` it finds the stack's Redis and secrets by itself.
+`;
+}
+
 export function projectFiles(input: TemplateInput): Record<string, string> {
   const files: Record<string, string> = {
+    'README.md': readme(input),
     'package.json': `${packageJson(input)}\n`,
     'tsconfig.json': `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, skipLibCheck: true, noEmit: true, types: ['node'] }, include: ['src', 'test', 'infra'] }, null, 2)}\n`,
     '.gitignore': 'node_modules/\ncdk.out/\n.wrangler/\n.saga-streams/\n.dev.vars\n',

@@ -1,13 +1,16 @@
 /**
  * The local stack's Redis: the one REDIS_URL (or the config's `redis.tcp.urlEnv`) names,
  * otherwise a private redis-server on a free port — a 3-master Cluster when the config
- * says `cluster: true` — that `stop()` shuts down.
+ * says `cluster: true` — that `stop()` shuts down, and that is signalled anyway if the
+ * process exits without stopping it (process-guards.ts).
  */
 import type { DeploymentConfig } from '../src/deployment/define-config';
 import type { SecretEnv } from '../src/deployment/secrets';
 import { hasRedisServer, REDIS_SERVER_INSTALL_HINT, startRedisCluster, startRedisServer } from './redis-server';
 import { withoutCredentials } from '../src/redis/connection-failure';
 import { splitNodeList } from '../src/redis/redis-url';
+import { terminateOnExit } from './process-guards';
+import { RespConnection } from './resp-connection';
 
 export interface LocalRedis {
   /** The environment with the Redis variable set. */
@@ -57,8 +60,35 @@ export async function startLocalRedis(config: DeploymentConfig, env: SecretEnv):
   if (tcp.cluster) {
     const cluster = await startRedisCluster(3);
     const nodes = cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',');
-    return { env: { ...env, [tcp.urlEnv]: nodes }, display: nodes, private: true, port: cluster.nodes[0]?.port, stop: cluster.stop };
+    const pids = await Promise.all(cluster.nodes.map((node) => serverPid(node.port))).catch(async (error: unknown) => {
+      await cluster.stop();
+      throw error;
+    });
+    const release = terminateOnExit(pids);
+    return { env: { ...env, [tcp.urlEnv]: nodes }, display: nodes, private: true, port: cluster.nodes[0]?.port, stop: guarded(cluster.stop, release) };
   }
   const server = await startRedisServer();
-  return { env: { ...env, [tcp.urlEnv]: server.url }, display: server.url, private: true, port: server.port, stop: server.stop };
+  const release = terminateOnExit([server.pid]);
+  return { env: { ...env, [tcp.urlEnv]: server.url }, display: server.url, private: true, port: server.port, stop: guarded(server.stop, release) };
+}
+
+/** `stop`, then the exit guard released (a stopped server's pid may be reused). */
+function guarded(stop: () => Promise<void>, release: () => void): () => Promise<void> {
+  return async () => {
+    await stop();
+    release();
+  };
+}
+
+/** The pid of the server on a loopback port, as it reports it (the Cluster's handle has no pids). */
+async function serverPid(port: number): Promise<number> {
+  const connection = new RespConnection(`redis://127.0.0.1:${port}`);
+  try {
+    const [info] = await connection.send([['INFO', 'server']]);
+    const pid = /^process_id:(\d+)/m.exec(String(info))?.[1];
+    if (pid === undefined) throw new Error(`redis-server on port ${port} reported no process_id`);
+    return Number(pid);
+  } finally {
+    connection.close();
+  }
 }

@@ -1,9 +1,11 @@
 /**
  * `dev`: the local stack in the foreground. Prints where everything is (stderr; the dev
  * file's path, never a key), one JSON line per run and per finished saga instance (stdout),
- * and stops everything it started on SIGINT/SIGTERM, exiting 0.
+ * and stops everything it started on SIGINT/SIGTERM, exiting 0 — or when the process that
+ * started it goes away without passing a signal on (see local/process-guards.ts).
  */
 import { isLocalDemo } from '../../local/demo';
+import { watchParent } from '../../local/process-guards';
 import { startLocalStack } from '../../local/stack';
 import { formatLogLine } from '../../src/deployment/log-line';
 import type { Migration } from '../../src/postgres/migrations';
@@ -60,7 +62,11 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
     if (demo && !args.flag('no-demo')) await stack.placeDemoOrders();
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) return resolve();
-      io.signal.addEventListener('abort', () => resolve(), { once: true });
+      const unwatch = watchParent((parent) => {
+        io.err(`the process that started the stack (pid ${parent}) is gone`);
+        resolve();
+      });
+      io.signal.addEventListener('abort', () => (unwatch(), resolve()), { once: true });
     });
     io.err('stopping…');
   } finally {

@@ -5,7 +5,7 @@
 import { ConfigError } from '../ground/errors';
 import { connectIoredis, connectIoredisCluster } from '../redis/ioredis-port';
 import type { RedisPort } from '../redis/port';
-import { parseClusterNodes, unparsableRedisUrl } from '../redis/redis-url';
+import { parseClusterNodes, parseRedisUrl, unparsableRedisUrl } from '../redis/redis-url';
 import type { DeploymentConfig } from './define-config';
 import { readSecrets, type SecretEnv } from './secrets';
 
@@ -22,6 +22,8 @@ export function connectTcp(config: DeploymentConfig, env: SecretEnv): RedisPort 
 }
 
 function connectStandalone(url: string, variable: string): RedisPort {
+  // Checked first: ioredis takes any text for a host name (`not-a-url` → not-a-url:6379).
+  parseRedisUrl(url, variable);
   try {
     return connectIoredis(url);
   } catch {

@@ -92,11 +92,24 @@ export function unparsableRedisUrl(variable: string): ConfigError {
   return new ConfigError(SUBJECT, [{ path: variable, message: `is not a valid Redis URL ${NOT_SHOWN}` }]);
 }
 
-/** `new URL(value)`, or `unparsableRedisUrl(variable)` instead of Node's error (which carries the text). */
+const REDIS_SCHEMES = new Set(['redis:', 'rediss:']);
+const URL_FORM = 'redis://[user:password@]host[:port][/db] or rediss://…';
+
+/**
+ * A standalone Redis URL: `redis://` or `rediss://` with a host. Anything else fails naming
+ * `variable`, never with Node's error (which carries the text) — and a value without a
+ * scheme is said not to be a URL, instead of being taken for a host name (`not-a-url:6379`).
+ */
 export function parseRedisUrl(value: string, variable: string): URL {
+  const problem = (message: string) => new ConfigError(SUBJECT, [{ path: variable, message: `${message} ${NOT_SHOWN}` }]);
+  if (!SCHEME.test(value)) throw problem(`is not a URL: expected ${URL_FORM}`);
+  let url: URL;
   try {
-    return new URL(value);
+    url = new URL(value);
   } catch {
     throw unparsableRedisUrl(variable);
   }
+  if (!REDIS_SCHEMES.has(url.protocol)) throw problem(`is not a Redis URL: expected ${URL_FORM}`);
+  if (url.hostname === '') throw problem(`has no host: expected ${URL_FORM}`);
+  return url;
 }

@@ -3,7 +3,7 @@
  * backlog, trim, dead-letter listing and redrive (a record redriven after the "fix" is
  * acked), --json output and exit codes. State is read back from Redis directly.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -176,13 +176,21 @@ describe('saga-streams commands', () => {
     expect(version.stdout).toEqual([JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version]);
     const dir = mkdtempSync(join(tmpdir(), 'saga-streams-init-'));
     try {
+      // A bad --dependency is a usage error naming it, and writes nothing.
+      const bad = recordingIo(env(), dir);
+      expect(await runCli(['init', 'shop', '--dependency', 'file:./nowhere.tgz'], bad)).toBe(2);
+      expect(bad.stderr.join('\n')).toContain(`--dependency "file:./nowhere.tgz": ${join(dir, 'nowhere.tgz')} does not exist`);
+      expect(existsSync(join(dir, 'shop'))).toBe(false);
+      // (Without --dependency, init from this checkout would build and pack it: scaffold-journey.test.ts.)
       const init = recordingIo(env(), dir);
-      expect(await runCli(['init', 'shop', '--platform', 'cloudflare'], init)).toBe(0);
+      expect(await runCli(['init', 'shop', '--platform', 'cloudflare', '--dependency', '^0.1.0'], init)).toBe(0);
       const pkg = JSON.parse(readFileSync(join(dir, 'shop', 'package.json'), 'utf8'));
-      expect(pkg.dependencies['saga-streams']).toMatch(/^\^\d/);
+      expect(pkg.dependencies['saga-streams']).toBe('^0.1.0');
+      expect(init.stdout.join('\n')).not.toContain('not on the npm registry');
+      expect(readFileSync(join(dir, 'shop', 'README.md'), 'utf8')).toContain('`package.json` depends on saga-streams `^0.1.0` from the npm registry.');
       expect(readFileSync(join(dir, 'shop', 'wrangler.toml'), 'utf8')).toContain('main = "src/worker.ts"');
       const again = recordingIo(env(), dir);
-      expect(await runCli(['init', 'shop', '--platform', 'cloudflare'], again)).toBe(2);
+      expect(await runCli(['init', 'shop', '--platform', 'cloudflare', '--dependency', 'latest'], again)).toBe(2);
       expect(again.stderr.join('\n')).toContain('not overwriting');
     } finally {
       rmSync(dir, { recursive: true, force: true });

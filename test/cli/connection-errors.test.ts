@@ -1,9 +1,13 @@
 /**
  * Redis connection failures as the CLI reports them: the server (host:port, never the
  * URL's password) and what happened — refused, timed out, closed — instead of ioredis'
- * "Reached the max retries per request limit (which is 0)".
+ * "Reached the max retries per request limit (which is 0)". A REDIS_URL that is not a URL
+ * is said to be one, by the commands and the local stack, before anything connects.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../local/redis-server';
 import { runCli } from '../../cli/run';
@@ -58,5 +62,25 @@ describe('CLI connection errors', () => {
     expect(code).toBe(1);
     expect(stderr).toContain(`redis unreachable: 127.0.0.1:${port} closed the connection`);
     expect(stderr).not.toMatch(/max retries|hunter2/);
+  });
+
+  it.each([
+    ['not-a-url', 'is not a URL: expected redis://'],
+    [`default:${PASSWORD}@not-a-url:6379`, 'is not a URL: expected redis://'],
+    [`http://default:${PASSWORD}@127.0.0.1:6379`, 'is not a Redis URL: expected redis://'],
+  ])('REDIS_URL=%s: a config error naming REDIS_URL, from a command and from the local stack, with no password', async (url, message) => {
+    const fixture = writeFixtureConfig();
+    const env = { REDIS_URL: url, CLI_TEST_KEY: TEST_KEY };
+    const backlog = recordingIo(env);
+    expect(await runCli(['--config', fixture.path, 'backlog'], backlog)).toBe(1);
+    // The local stack, in a folder of its own (it writes its dev file there).
+    const folder = mkdtempSync(join(tmpdir(), 'saga-streams-dev-url-'));
+    const dev = recordingIo(env, folder);
+    const code = await runCli(['--config', fixture.path, 'dev', '--port', '0'], dev).finally(() => rmSync(folder, { recursive: true, force: true }));
+    expect(code).toBe(1);
+    for (const stderr of [backlog.stderr.join('\n'), dev.stderr.join('\n')]) {
+      expect(stderr).toContain(`REDIS_URL: ${message}`);
+      expect(stderr).not.toMatch(/not a known host|hunter2|not-a-url/);
+    }
   });
 });

@@ -85,4 +85,22 @@ describe('parseRedisUrl', () => {
     expect(everythingShown(error)).toContain('REDIS_URL: is not a valid Redis URL');
     expect(everythingShown(error)).not.toMatch(/Hunter2|Secret9/);
   });
+
+  it.each([
+    ['not-a-url', 'is not a URL'],
+    ['localhost:6379', 'is not a URL'],
+    ['u:Hunter2,Secret9@10.0.0.1:6379', 'is not a URL'],
+    ['http://u:Hunter2,Secret9@10.0.0.1:6379', 'is not a Redis URL'],
+    ['redis://', 'has no host'],
+  ])('%s: not taken for a host name — "%s", naming the variable and no piece of the value', (value, message) => {
+    const error = thrown(() => parseRedisUrl(value, 'REDIS_URL'));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([{ path: 'REDIS_URL', message: expect.stringContaining(`${message}: expected redis://[user:password@]host[:port][/db] or rediss://`) }]);
+    expect(everythingShown(error)).not.toMatch(/Hunter2|Secret9|not-a-url|localhost|10\.0\.0\.1/);
+  });
+
+  it('takes redis:// and rediss:// with a host', () => {
+    expect(parseRedisUrl('rediss://default:pw@cache.example:6380/2', 'REDIS_URL')).toMatchObject({ protocol: 'rediss:', hostname: 'cache.example', port: '6380' });
+    expect(parseRedisUrl('redis://127.0.0.1', 'REDIS_URL').hostname).toBe('127.0.0.1');
+  });
 });

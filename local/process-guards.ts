@@ -1,0 +1,53 @@
+/**
+ * What keeps the local stack from outliving its reason to run:
+ * - `terminateOnExit`: the private redis-server processes are signalled from an `exit`
+ *   listener (synchronous, the only code that runs there) when the stack's process ends
+ *   without stopping them — a forced exit on a repeated signal, an uncaught error.
+ * - `watchParent`: a stack started through a wrapper that does not pass signals on (an npm
+ *   script without `exec`, whose `sh` dies of SIGTERM and leaves node behind; an npm killed
+ *   outright) is re-parented when that wrapper dies, and nothing else tells it so. Polling the
+ *   parent pid notices (Linux and macOS re-parent orphans; Windows does not, and never fires).
+ */
+
+const guarded = new Set<number>();
+let listening = false;
+
+function terminateAll(): void {
+  for (const pid of guarded) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  guarded.clear();
+}
+
+/** SIGTERMs `pids` if this process exits before the returned release is called (once they are stopped). */
+export function terminateOnExit(pids: readonly number[]): () => void {
+  if (!listening) {
+    process.once('exit', terminateAll);
+    listening = true;
+  }
+  for (const pid of pids) guarded.add(pid);
+  return () => {
+    for (const pid of pids) guarded.delete(pid);
+  };
+}
+
+export const PARENT_POLL_MS = 500;
+
+/**
+ * Calls `onOrphaned(parentPid)` once, when this process's parent is no longer the one it had
+ * at the call; the returned function stops watching. The timer does not keep the process alive.
+ */
+export function watchParent(onOrphaned: (parentPid: number) => void, intervalMs = PARENT_POLL_MS): () => void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onOrphaned(parent);
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
