@@ -14,6 +14,14 @@ import { startTcpProxy } from '../support/tcp-proxy';
 import { recordingIo, REPO_ROOT, TEST_KEY, writeFixtureConfig } from './fixture';
 
 const BIN = join(REPO_ROOT, 'bin', 'saga-streams.mjs');
+const EXIT_TIME = join(REPO_ROOT, 'test', 'cli', 'children', 'exit-time.cjs');
+
+/** When the child's process exited, by its own clock (exit-time.cjs). */
+function exitedAt(stderr: string): number {
+  const at = /exit-at (\d+)/.exec(stderr);
+  expect(at, stderr).not.toBeNull();
+  return Number(at![1]);
+}
 
 /** Commits after 300 ms, leaving a 60 s timer behind (an abandoned resource). */
 const LINGERING_HANDLER = `entryConsumer(async () => {
@@ -35,7 +43,7 @@ describe('poll under a stalled Redis', () => {
 
     const target = new URL(inject('redisUrl'));
     const proxy = await startTcpProxy(target.hostname, Number(target.port));
-    const child = spawn(process.execPath, [BIN, '--config', fixture.path, 'poll', 'things', '--budget', '3s', '--json'], {
+    const child = spawn(process.execPath, ['--require', EXIT_TIME, BIN, '--config', fixture.path, 'poll', 'things', '--budget', '3s', '--json'], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '', REDIS_URL: proxy.url, CLI_TEST_KEY: TEST_KEY },
     });
@@ -51,7 +59,7 @@ describe('poll under a stalled Redis', () => {
     proxy.freeze();
     const code = await exited;
     // The run started before the claim, so its deadline is at most claimedAt + 3 s.
-    expect(Date.now() - claimedAt).toBeLessThan(3_000 + 1_000);
+    expect(exitedAt(stderr) - claimedAt).toBeLessThan(3_000 + 1_000);
     expect(code).toBe(1);
     expect(stderr).toMatch(/redis unreachable/);
     await proxy.close();
@@ -64,7 +72,7 @@ describe('poll under a stalled Redis', () => {
     const proxy = await startTcpProxy(target.hostname, Number(target.port));
     proxy.freeze();
     const startedAt = Date.now();
-    const child = spawn(process.execPath, [BIN, '--config', fixture.path, 'poll', 'things', '--budget', '3s', '--json'], {
+    const child = spawn(process.execPath, ['--require', EXIT_TIME, BIN, '--config', fixture.path, 'poll', 'things', '--budget', '3s', '--json'], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '', REDIS_URL: proxy.url, CLI_TEST_KEY: TEST_KEY },
     });
@@ -72,7 +80,7 @@ describe('poll under a stalled Redis', () => {
     child.stderr.on('data', (d) => (stderr += d));
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     // The process's start (node, the config) comes first; the run's deadline is at most start + 3 s.
-    expect(Date.now() - startedAt).toBeLessThan(3_000 + 1_000 + 2_000);
+    expect(exitedAt(stderr) - startedAt).toBeLessThan(3_000 + 1_000 + 2_000);
     expect(code).toBe(1);
     expect(stderr).toMatch(/redis unreachable/);
     await proxy.close();
