@@ -4,8 +4,8 @@
   A claim reads fresh entries without copying them through Lua only when it can prove they
   fit the run's byte allowance (claim.lua, 'native'): every entry of the stream must have
   been appended by a writer that records sizes. This is that writer for entries appended
-  without a publish-dedupe record (publish.lua records sizes the same way, with the same
-  fragment lib/record-size.lua, and so does redrive.lua). The count and the size record are written in
+  without a publish-dedupe record (publish.lua, redrive.lua and the schedule's move record
+  sizes the same way: lib/record-size.lua). The count and the size record are written in
   the same script as the XADD, so no claim ever sees an entry without its record.
 
   KEYS[1]  stream

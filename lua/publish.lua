@@ -23,6 +23,9 @@
     status     0 appended; 1 duplicate (record with the same body, nothing appended);
                2 key reused (record with a different body, nothing appended)
   Records written before digests existed hold only the entry id: treated as duplicates.
+  A record of a scheduled event (schedule-publish.lua) holds 'scheduled@<due ms>' or
+  'cancelled@<due ms>' in place of the entry id: a publish of its event_id is a duplicate
+  (or a reused key) of that scheduled event, and the reply's entry_id is that text.
 ]]
 -- #include lib/record-size.lua
 -- #include lib/publish-digest.lua

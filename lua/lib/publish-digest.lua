@@ -1,7 +1,8 @@
 --[[
   lib/publish-digest.lua (fragment): the digest a publish-dedupe record keeps of an event's
-  body (publish.lua), so the same event_id with a different body is told apart from a true
-  repeat. Every script that writes or reads such records must compute it alike.
+  body (publish.lua, schedule-publish.lua), so the same event_id with a different body is
+  told apart from a true repeat. Both scripts must compute it alike: an event scheduled and
+  then published again at once (or the other way round) is compared by this digest.
 
   publish_digest(values, first, body_pairs)
     values      flat field, value array (ARGV itself may be passed)

@@ -7,7 +7,7 @@
   every entry a recording writer appends counts once in the sizes hash ('appended'), and
   every entry larger than RECORD_SIZE_SMALL bytes leaves one record of its size, ordered by
   entry id (claim.lua weighs each other entry at SMALL, which must equal this constant). The
-  writers (append.lua, publish.lua; redrive.lua keeps its own copy of it) call this in the same
+  writers (append.lua, publish.lua, redrive.lua, the schedule's move) call this in the same
   script as their XADD, so no claim ever sees an entry without its record.
 
   record_entry_size(sizes_key, large_key, id, values, first)

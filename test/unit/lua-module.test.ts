@@ -38,7 +38,8 @@ describe('generated Lua module', () => {
     const fragment = shippedText(readLua('lib/record-size.lua').replace(/\n$/, ''));
     expect(generated.appendScript.text).toContain(fragment);
     expect(generated.publishScript.text).toContain(fragment);
-    expect(scriptText('publish.lua')).toBe(generated.publishScript.text);
+    expect(generated.scheduleMoveScript.text).toContain(shippedText(readLua('lib/schedule-move.lua').replace(/\n$/, '')).split('\n').slice(-10).join('\n'));
+    expect(scriptText('schedule-move.lua')).toBe(generated.scheduleMoveScript.text);
   });
 
   it('keeps fragments free of KEYS and ARGV: the including script passes its keys and arguments', () => {
