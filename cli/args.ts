@@ -1,5 +1,5 @@
 /**
- * Command-line parsing: global options anywhere, one command (two words for `dlt`), its
+ * Command-line parsing: global options anywhere, one command (two words for `dlt`, `schedule`, `db`), its
  * positionals and its own options. Anything unknown, or an option the command does not
  * take, is a UsageError (exit 2) — never silently ignored.
  */
@@ -40,7 +40,12 @@ const COMMAND_OPTIONS = {
     'payload-file': { type: 'string' },
     as: { type: 'string' },
     traceparent: { type: 'string' },
+    'deliver-at': { type: 'string' },
+    delay: { type: 'string' },
   },
+  'schedule list': { stream: { type: 'string' }, limit: { type: 'string' }, offset: { type: 'string' } },
+  'schedule cancel': { stream: { type: 'string' } },
+  'schedule move': { stream: { type: 'string' }, max: { type: 'string' } },
   'db migrate': { print: { type: 'boolean' } },
   init: { platform: { type: 'string' }, name: { type: 'string' }, dependency: { type: 'string' } },
   wrangler: { main: { type: 'string' }, queue: { type: 'string' } },
@@ -83,6 +88,12 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     const sub = words.shift();
     if (sub !== 'list' && sub !== 'redrive') throw new UsageError(`dlt needs a subcommand: "dlt list" or "dlt redrive"${sub ? ` (got ${JSON.stringify(sub)})` : ''}`);
     command = `dlt ${sub}`;
+  } else if (first === 'schedule') {
+    const sub = words.shift();
+    if (sub !== 'list' && sub !== 'cancel' && sub !== 'move') {
+      throw new UsageError(`schedule needs a subcommand: "schedule list", "schedule cancel" or "schedule move"${sub ? ` (got ${JSON.stringify(sub)})` : ''}`);
+    }
+    command = `schedule ${sub}`;
   } else if (first === 'db') {
     const sub = words.shift();
     if (sub !== 'migrate') throw new UsageError(`db needs a subcommand: "db migrate"${sub ? ` (got ${JSON.stringify(sub)})` : ''}`);

@@ -32,6 +32,17 @@ Commands:
       --payload-file <file>        payload bytes from a file ("-" = stdin)
       --as <producer>              producer to sign as, when more than one can
       --traceparent <tp>           W3C traceparent to attach
+      --delay <duration>           deliver this long from now (scheduled; at most 365d)
+      --deliver-at <time>          deliver at this RFC 3339 time, e.g. 2026-12-24T18:00:00Z
+  schedule list                    scheduled events, earliest due first
+      --stream <s>                 only this stream (default: every stream of the config)
+      --limit <n>                  at most n events per stream (default 100, max 10000)
+      --offset <n>                 skip the first n of each stream (paging)
+  schedule cancel <event_id...>    cancel scheduled events (never delivered then)
+      --stream <s>                 where they are scheduled (needed only if two streams hold an id)
+  schedule move                    move due scheduled events into their streams now
+      --stream <s>                 only this stream
+      --max <n>                    at most n events per stream (default 100, max 10000)
   db migrate                       create/upgrade the inbox, outbox and the config module's
                                    \`migrations\` (idempotent; DATABASE_URL, or the local
                                    stack's PGlite in .saga-streams/pglite when unset)

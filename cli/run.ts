@@ -8,6 +8,7 @@ import { backlogCommand } from './commands/backlog';
 import { dltListCommand, dltRedriveCommand } from './commands/dlt';
 import { pollCommand } from './commands/poll';
 import { publishCommand } from './commands/publish';
+import { scheduleCancelCommand, scheduleListCommand, scheduleMoveCommand } from './commands/schedule';
 import { initCommand } from './commands/init';
 import { trimCommand } from './commands/trim';
 import { wranglerCommand } from './commands/wrangler';
@@ -30,6 +31,9 @@ const COMMANDS: Record<Exclude<CommandName, 'help' | 'init'>, Command> = {
   'dlt list': dltListCommand,
   'dlt redrive': dltRedriveCommand,
   publish: publishCommand,
+  'schedule list': scheduleListCommand,
+  'schedule cancel': scheduleCancelCommand,
+  'schedule move': scheduleMoveCommand,
   // Loaded on demand: only this command needs a database driver.
   'db migrate': async (ctx) => (await import('./commands/db')).dbMigrateCommand(ctx),
   wrangler: wranglerCommand,
@@ -38,10 +42,10 @@ const COMMANDS: Record<Exclude<CommandName, 'help' | 'init'>, Command> = {
 };
 
 /** Commands that connect to Redis: run beside `npm start`, they find its Redis and secrets. */
-const REDIS_COMMANDS = new Set<CommandName>(['poll', 'trim', 'backlog', 'dlt list', 'dlt redrive', 'publish', 'rest-emulator']);
+const REDIS_COMMANDS = new Set<CommandName>(['poll', 'trim', 'backlog', 'dlt list', 'dlt redrive', 'publish', 'schedule list', 'schedule cancel', 'schedule move', 'rest-emulator']);
 
 /** Usage errors, and publish input the publisher refused before sending, are the caller's mistake. */
-const USAGE_CODES = new Set(['CLI_USAGE', 'PUBLISH_EVENT_INVALID', 'PUBLISH_ROUTE_UNKNOWN']);
+const USAGE_CODES = new Set(['CLI_USAGE', 'PUBLISH_EVENT_INVALID', 'PUBLISH_ROUTE_UNKNOWN', 'PUBLISH_SCHEDULE_INVALID']);
 
 function report(io: CliIo, json: boolean, error: unknown): ExitCode {
   const code = errorCode(error) ?? 'UNEXPECTED';

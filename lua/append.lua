@@ -4,9 +4,9 @@
   A claim reads fresh entries without copying them through Lua only when it can prove they
   fit the run's byte allowance (claim.lua, 'native'): every entry of the stream must have
   been appended by a writer that records sizes. This is that writer for entries appended
-  without a publish-dedupe record (publish.lua records sizes the same way, and so does
-  redrive.lua). The count and the size record are written in the same script as the XADD,
-  so no claim ever sees an entry without its record.
+  without a publish-dedupe record (publish.lua, redrive.lua and the schedule's move record
+  sizes the same way: lib/record-size.lua). The count and the size record are written in
+  the same script as the XADD, so no claim ever sees an entry without its record.
 
   KEYS[1]  stream
   KEYS[2]  sizes hash: 'appended' (entries appended by recording writers), 'large' (records
@@ -17,16 +17,8 @@
 
   Reply: the new entry id
 ]]
--- Entries up to this size are not recorded one by one (claim.lua counts SMALL for each).
-local SMALL = 1024
+-- #include lib/record-size.lua
 
 local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV))
-local bytes = #id
-for i = 1, #ARGV do bytes = bytes + #ARGV[i] end
-redis.call('HINCRBY', KEYS[2], 'appended', 1)
-if bytes > SMALL then
-  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-  redis.call('ZADD', KEYS[3], 0, string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq .. ' ' .. bytes)
-  redis.call('HINCRBY', KEYS[2], 'large', 1)
-end
+record_entry_size(KEYS[2], KEYS[3], id, ARGV, 1)
 return id

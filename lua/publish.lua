@@ -13,7 +13,7 @@
   KEYS[1]  stream
   KEYS[2]  dedupe record key, <stream>:pub:<event_id> (same hash tag as the stream)
   KEYS[3]  the stream's sizes hash, KEYS[4] its large-entry set: the appended entry's size is
-           recorded as append.lua records it (claim.lua relies on every writer doing so)
+           recorded as every writer records it (lib/record-size.lua; claim.lua relies on it)
   ARGV[1]  window, seconds (positive integer): the record's TTL
   ARGV[2]  how many leading field/value pairs make up the body the digest covers
   ARGV[3..] the entry's field, value pairs, in order
@@ -23,16 +23,13 @@
     status     0 appended; 1 duplicate (record with the same body, nothing appended);
                2 key reused (record with a different body, nothing appended)
   Records written before digests existed hold only the entry id: treated as duplicates.
+  A record of a scheduled event (schedule-publish.lua) holds 'scheduled@<due ms>' or
+  'cancelled@<due ms>' in place of the entry id: a publish of its event_id is a duplicate
+  (or a reused key) of that scheduled event, and the reply's entry_id is that text.
 ]]
--- Entries up to this size are not recorded one by one (see append.lua).
-local SMALL = 1024
-local body_pairs = tonumber(ARGV[2])
-local parts = {}
-for i = 3, math.min(#ARGV, 2 + 2 * body_pairs) do
-  -- Length-prefixed, so no two different bodies concatenate to the same text.
-  parts[#parts + 1] = #ARGV[i] .. ':' .. ARGV[i]
-end
-local digest = redis.sha1hex(table.concat(parts))
+-- #include lib/record-size.lua
+-- #include lib/publish-digest.lua
+local digest = publish_digest(ARGV, 3, tonumber(ARGV[2]))
 
 local record = redis.call('GET', KEYS[2])
 if record then
@@ -48,12 +45,5 @@ end
 
 local entry_id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
 redis.call('SET', KEYS[2], entry_id .. ' ' .. digest, 'EX', ARGV[1])
-local bytes = #entry_id
-for i = 3, #ARGV do bytes = bytes + #ARGV[i] end
-redis.call('HINCRBY', KEYS[3], 'appended', 1)
-if bytes > SMALL then
-  local ms, seq = string.match(entry_id, '^(%d+)-(%d+)$')
-  redis.call('ZADD', KEYS[4], 0, string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq .. ' ' .. bytes)
-  redis.call('HINCRBY', KEYS[3], 'large', 1)
-end
+record_entry_size(KEYS[3], KEYS[4], entry_id, ARGV, 3)
 return { entry_id, 0 }

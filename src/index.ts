@@ -57,6 +57,8 @@ export type { RunMode, RunOptions } from './consume/run';
 export { createPublisher } from './publish/publisher';
 export type { Publisher, PublisherOptions, PublishResult } from './publish/publisher';
 export type { PublishEvent } from './publish/entry-fields';
+export type { ScheduledState } from './publish/scheduled';
+export type { ScheduleOptions } from './schedule/due-time';
 export { SecretKey } from './auth/secret';
 export type { KeyInput } from './auth/secret';
 export type { StreamAuth, StreamAuthInput } from './auth/modes';
@@ -85,3 +87,11 @@ export { probeBacklog } from './probes/backlog';
 export type { Backlog, BacklogTarget } from './probes/backlog';
 export { checkReadiness } from './probes/readiness';
 export type { Readiness, ReadinessCheck } from './probes/readiness';
+
+// Scheduled delivery: the schedule of a stream (SPEC §5.6)
+export { moveDueEvents } from './schedule/move';
+export type { MoveResult } from './schedule/move';
+export { listScheduled } from './schedule/list';
+export type { ScheduledEvent, ScheduledPage } from './schedule/list';
+export { cancelScheduled } from './schedule/cancel';
+export type { CancelOptions, CancelOutcome } from './schedule/cancel';

@@ -21,7 +21,7 @@ export interface ScheduledController {
 
 /** A Queue producer binding. */
 export interface QueueBinding {
-  send(body: unknown, options?: { contentType?: 'json' | 'text' | 'bytes' | 'v8' }): Promise<unknown>;
+  send(body: unknown, options?: { contentType?: 'json' | 'text' | 'bytes' | 'v8'; delaySeconds?: number }): Promise<unknown>;
 }
 
 export interface QueueMessage {

@@ -55,10 +55,11 @@ export const LAYERS: readonly Layer[] = [
     members: ['src/admission/'],
   },
   {
-    // What else talks to streams: the publisher, retention (trim, DLT, reaper), redrive and the
-    // backlog and readiness probes.
+    // What else talks to streams: the publisher, the schedule of scheduled events (due times,
+    // move, list, cancel), retention (trim, DLT, reaper), redrive and the backlog and
+    // readiness probes.
     name: 'publish',
-    members: ['src/publish/', 'src/retention/', 'src/redrive/', 'src/probes/'],
+    members: ['src/publish/', 'src/schedule/', 'src/retention/', 'src/redrive/', 'src/probes/'],
   },
   {
     // Saga envelopes and consumers (admission + the poller), and the Postgres inbox and outbox

@@ -16,6 +16,7 @@ import type { DeploymentConfig } from './define-config';
 import { formatLogLine } from './log-line';
 import { postgresOf, type Postgres, type PostgresContext } from './postgres';
 import type { StreamAuthRef } from './schema';
+import { sendWakeUps, type WakeUpSender } from './wake-up-plan';
 import { parseSecretKey, readSecrets, type SecretEnv } from './secrets';
 
 export interface RuntimeOptions {
@@ -30,9 +31,10 @@ export interface RuntimeOptions {
   /**
    * Sends a wake-up for streams that just received entries (SQS, a Cloudflare Queue). Given
    * here, every publisher of the runtime — the publish API's and the handlers' follow-up
-   * events alike — wakes the next step instead of leaving it for the next cron tick.
+   * events alike — wakes the next step instead of leaving it for the next cron tick; a
+   * scheduled event's wake-up is sent with a delay, to arrive at its due time (wake-up-plan.ts).
    */
-  readonly wakeUp?: (streams: readonly string[]) => Promise<void>;
+  readonly wakeUp?: WakeUpSender;
   /** Where a failed wake-up is reported (one JSON line); it never fails the publish. */
   readonly log?: (line: string) => void;
   /** Opens the deployment's Postgres (config `postgres`), once, on first use. */
@@ -53,20 +55,18 @@ interface WakeUpLog {
 /** Wraps a publisher so a confirmed append is followed by a wake-up of its streams. */
 function wakingPublisher(publisher: Publisher, wakeUp: NonNullable<RuntimeOptions['wakeUp']>, out: WakeUpLog): Publisher {
   const wake = async (results: readonly PublishResult[]) => {
-    try {
-      await wakeUp(results.map((r) => r.stream));
-    } catch (error) {
-      // A lost wake-up only delays delivery until the next scheduled poll.
-      out.log(formatLogLine({ level: 'warn', msg: 'wake-up not sent', deployment: out.deployment, timestamp: out.now(), job: 'publish', error }));
-    }
+    // A lost wake-up only delays delivery until the next scheduled poll.
+    await sendWakeUps(wakeUp, results, (error) =>
+      out.log(formatLogLine({ level: 'warn', msg: 'wake-up not sent', deployment: out.deployment, timestamp: out.now(), job: 'publish', error })),
+    );
   };
   return {
     config: publisher.config,
     get duplicateHints() {
       return publisher.duplicateHints;
     },
-    async publish(event) {
-      const result = await publisher.publish(event);
+    async publish(event, schedule) {
+      const result = await publisher.publish(event, schedule);
       await wake([result]);
       return result;
     },

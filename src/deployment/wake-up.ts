@@ -3,7 +3,8 @@
  * streams to poll now instead of at their next cron tick. The same JSON body travels over
  * SQS and Cloudflare Queues: `{"streams": ["<stream>", ...]}`; an absent or empty list wakes
  * every wake-up consumer (a message sent by hand). A wake-up carries no entry — losing one
- * only delays delivery until the next scheduled poll.
+ * only delays delivery until the next scheduled poll. A scheduled event's wake-up is the
+ * same message sent with the platform's delay, so it arrives at the event's due time.
  */
 import type { DeploymentConfig } from './define-config';
 import { wakeUpConsumers } from './jobs';

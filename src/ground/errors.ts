@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'PUBLISH_EVENT_INVALID'
   | 'PUBLISH_APPEND_FAILED'
   | 'PUBLISH_KEY_REUSED'
+  | 'PUBLISH_SCHEDULE_INVALID'
+  | 'PUBLISH_SCHEDULE_UNSUPPORTED'
   | 'CALLBACK_FAILED';
 
 export class SagaStreamsError<C extends ErrorCode = ErrorCode> extends Error {

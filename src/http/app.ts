@@ -20,6 +20,8 @@ import { problemResponse } from '../web/problems';
 import { deploymentReadiness, publicChecks } from './readiness';
 import { traceRequest } from '../telemetry/tracing';
 import { createTokenAuthenticator } from './tokens';
+import type { PublishResult } from '../publish/publisher';
+import { sendWakeUps, type WakeUpSender } from '../deployment/wake-up-plan';
 
 export interface PublishAppOptions {
   readonly runtime: DeploymentRuntime;
@@ -29,9 +31,10 @@ export interface PublishAppOptions {
    * Called after every successful publish with the streams it touched (duplicates
    * included: a retried request may follow a crash that sent no wake-up). Awaited before
    * the response, so it finishes on platforms that freeze after responding; its failure
-   * is logged and never fails the publish.
+   * is logged and never fails the publish. A scheduled event's wake-up is asked for with
+   * its delay (`wakeUp(streams, delayMs)`), to arrive at its due time.
    */
-  readonly wakeUp?: (streams: readonly string[]) => Promise<void>;
+  readonly wakeUp?: WakeUpSender;
   /** Clock for log timestamps. */
   readonly now?: () => number;
   /** Where JSON log lines go (default: console.log). */
@@ -50,16 +53,12 @@ export function createPublishApp(options: PublishAppOptions): Hono {
   const tokens = createTokenAuthenticator(api.producers, options.env, runtime.hmac);
   const log = createLogger(options.log ?? ((line) => console.log(line)), options.now ?? Date.now, runtime.config.name);
 
-  const afterPublish = async (streams: readonly string[]): Promise<void> => {
+  const afterPublish = async (results: readonly PublishResult[]): Promise<void> => {
     if (!wakeUp) return;
-    const unique = [...new Set(streams)];
-    try {
-      await wakeUp(unique);
-    } catch (error) {
-      log.warn('wake-up failed; consumers poll at their next tick', { error, detail: { streams: unique } });
-    }
+    await sendWakeUps(wakeUp, results, (error, streams) => log.warn('wake-up failed; consumers poll at their next tick', { error, detail: { streams } }));
   };
-  const handlers = createHandlers({ runtime, tokens, bodyLimitBytes: api.bodyLimitBytes, maxBatch: api.maxBatch, afterPublish });
+  const now = options.now ?? Date.now;
+  const handlers = createHandlers({ runtime, tokens, bodyLimitBytes: api.bodyLimitBytes, maxBatch: api.maxBatch, afterPublish, now });
 
   const app = new Hono();
   app.get('/healthz', (c) => c.json({ status: 'ok' }));

@@ -17,6 +17,12 @@ export function responseForError(error: unknown, log: Logger): Response {
   }
   if (code === 'PUBLISH_ROUTE_UNKNOWN') return problemResponse('event_type_unknown');
   if (code === 'PUBLISH_KEY_REUSED') return problemResponse('idempotency_key_reused', error instanceof Error ? error.message : undefined);
+  if (code === 'PUBLISH_SCHEDULE_INVALID') {
+    // The headers were checked on the server's clock; Redis's found the due time too far.
+    const header = (error as { field?: string }).field === 'delayMs' ? 'Delay' : 'Deliver-At';
+    return problemResponse(header === 'Delay' ? 'delay_invalid' : 'deliver_at_invalid', `${header}: ${(error as Error).message}`, { header });
+  }
+  if (code === 'PUBLISH_SCHEDULE_UNSUPPORTED') return problemResponse('schedule_unsupported', (error as Error).message);
   if (code !== undefined && UNAVAILABLE.has(code)) {
     log.error('redis unavailable', { error });
     return problemResponse('redis_unavailable', 'Redis did not confirm the request; retry it with the same Idempotency-Key');

@@ -4,7 +4,8 @@
  * The oldest pending age is measured from the entry id (when the entry was appended),
  * not from PEL idle time: idle resets on every redelivery, so an entry redelivered over and
  * over (a poison pill) would look young forever. Ages use the Redis clock (TIME, sent in
- * the same round trip), the clock that assigned the ids.
+ * the same round trip), the clock that assigned the ids. The stream's scheduled events
+ * (SPEC §5.6) are counted in the same round trip, with the earliest due time.
  */
 import { entryIdMillis } from '../entry/entry';
 import { ReplyShapeError } from '../ground/errors';
@@ -13,6 +14,7 @@ import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { decodeText } from '../ground/text';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import { runOperations } from '../redis/script';
+import { scheduleKeys } from '../schedule/keys';
 
 export interface BacklogTarget {
   readonly stream: string;
@@ -36,6 +38,10 @@ export interface Backlog {
   readonly streamLength: number;
   /** Records in the stream's dead-letter stream. */
   readonly deadLetters: number;
+  /** Events in the stream's schedule, not yet moved into it (SPEC §5.6). */
+  readonly scheduled: number;
+  /** Due time (ms epoch, Redis clock) of the earliest of them; undefined when none. */
+  readonly nextDueMs: number | undefined;
   /** Redis time of the probe, ms epoch. */
   readonly observedAtMs: number;
 }
@@ -44,14 +50,18 @@ export interface Backlog {
 export async function probeBacklog(port: RedisPort, target: BacklogTarget): Promise<Backlog> {
   const { stream, group } = target;
   const dlt = target.dlt ?? deriveStreamKeys(stream, group).dlt;
-  const [summary, oldestRows, groups, streamLength, dltLength, time] = await runOperations(port, [
+  const schedule = scheduleKeys(stream).due;
+  const [summary, oldestRows, groups, streamLength, dltLength, time, scheduled, head] = await runOperations(port, [
     command('XPENDING', stream, group),
     command('XPENDING', stream, group, '-', '+', 1),
     command('XINFO', 'GROUPS', stream),
     command('XLEN', stream),
     command('XLEN', dlt),
     command('TIME'),
+    command('ZCARD', schedule),
+    command('ZRANGE', schedule, 0, 0, 'WITHSCORES'),
   ]);
+  const nextDue = asArray(head, 'schedule head')[1];
   const info = groupInfo(groups, group);
   const [seconds, micros] = asArray(time, 'TIME reply');
   const observedAtMs = asInteger(seconds, 'TIME seconds') * 1000 + Math.floor(asInteger(micros, 'TIME micros') / 1000);
@@ -69,6 +79,8 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     lastDeliveredId: asText(info.get('last-delivered-id'), 'group last-delivered-id'),
     streamLength: asInteger(streamLength, 'stream length'),
     deadLetters: asInteger(dltLength, 'DLT length'),
+    scheduled: asInteger(scheduled, 'schedule size'),
+    nextDueMs: nextDue === undefined ? undefined : asInteger(nextDue, 'schedule next due'),
     observedAtMs,
   };
 }

@@ -12,6 +12,7 @@ import { FrozenMap } from '../ground/frozen-map';
 import { hashTagOf, keyTagProblems } from '../entry/hash-tag';
 import { deriveStreamKeys } from '../entry/keys';
 import { IN_ENGLISH } from '../ground/zod-messages';
+import { MAX_SCHEDULE_DELAY_MS } from '../schedule/due-time';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -41,6 +42,8 @@ export const publisherConfigSchema = z.lazy(() => {
     /** When set, every stream and dedupe prefix must carry `{keyTag}`. */
     keyTag: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
     timeoutMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), DEFAULT_PUBLISH_TIMEOUT_MS),
+    /** Longest delay of a scheduled publish (deliverAt / delayMs), ms; at most 365 days. */
+    maxDelayMs: z._default(z.int().check(z.minimum(1), z.maximum(MAX_SCHEDULE_DELAY_MS)), MAX_SCHEDULE_DELAY_MS),
   });
 });
 
@@ -57,6 +60,8 @@ export interface PublisherConfig {
   readonly routes: ReadonlyMap<string, PublishRoute>;
   readonly dedupeWindowSeconds: number;
   readonly timeoutMs: number;
+  /** Longest delay a scheduled publish may ask for, ms. */
+  readonly maxDelayMs: number;
 }
 
 function slotProblems(route: PublishRoute, path: string, keyTag: string | undefined, cluster: boolean, dedupe: boolean): ConfigProblem[] {
@@ -77,7 +82,7 @@ function slotProblems(route: PublishRoute, path: string, keyTag: string | undefi
 export function parsePublisherConfig(input: unknown, options: { cluster: boolean }): PublisherConfig {
   const parsed = publisherConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('publisher config', problemsOf(parsed.error));
-  const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs } = parsed.data;
+  const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs, maxDelayMs } = parsed.data;
   const problems: ConfigProblem[] = [];
   const routes = new Map<string, PublishRoute>();
   for (const [eventType, input] of Object.entries(routeInputs)) {
@@ -102,5 +107,5 @@ export function parsePublisherConfig(input: unknown, options: { cluster: boolean
   }
   if (problems.length > 0) throw new ConfigError('publisher config', problems);
   // FrozenMap, not a frozen Map: Object.freeze does not stop Map#set from redirecting publishes.
-  return Object.freeze({ routes: new FrozenMap(routes), dedupeWindowSeconds, timeoutMs });
+  return Object.freeze({ routes: new FrozenMap(routes), dedupeWindowSeconds, timeoutMs, maxDelayMs });
 }

@@ -13,8 +13,13 @@ import { isWellFormedUtf8 } from '../ground/text';
 import type { PublishRoute } from './config';
 import { PublishError } from './errors';
 import { isValidTraceparent } from '../telemetry/traceparent';
+import type { ScheduleOptions } from '../schedule/due-time';
 
-export interface PublishEvent {
+/**
+ * One event to publish. With `deliverAt` or `delayMs` (ScheduleOptions, SPEC §5.6) it is
+ * signed now and kept in the stream's schedule until its due time; without, appended now.
+ */
+export interface PublishEvent extends ScheduleOptions {
   /** The routing key: decides the stream. */
   readonly eventType: string;
   /** Globally unique; the consumer's only deduplication identity. */

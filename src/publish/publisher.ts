@@ -15,19 +15,27 @@ import { asArray, asInteger, asText } from '../redis/reply';
 import { runOperations, type Operation } from '../redis/script';
 import { MAX_PUBLISH_BATCH, parsePublisherConfig, type PublisherConfig, type PublisherConfigInput } from './config';
 import { checkEvent, prepareEntry, routeOf, type PreparedEntry, type PublishEvent } from './entry-fields';
+import type { DueTime, ScheduleOptions } from '../schedule/due-time';
 import { PublishError } from './errors';
 import { addProcessDuplicateHints } from './hints';
 import { tracePublish } from '../telemetry/tracing';
 import { withTimeLimit } from '../ground/time-limit';
+import { dueTimeOf, duplicateOf, keyReused, scheduledOperation, scheduledOutcome, type ScheduledState } from './scheduled';
 
 export interface PublishResult {
   readonly eventId: string;
   readonly eventType: string;
   readonly stream: string;
-  /** The appended entry's id; for a duplicate, the id of the original append. */
+  /**
+   * The appended entry's id; for a duplicate, the id of the original append. Empty ('') when
+   * the event was scheduled (or, for a duplicate, its original was) — `scheduled` says when
+   * it is due: a scheduled event gets its entry id only when it is moved into the stream.
+   */
   readonly entryId: string;
   /** True when the dedupe window already held this event_id and nothing was appended. */
   readonly duplicate: boolean;
+  /** Present when the event (for a duplicate, its original) was scheduled (SPEC §5.6). */
+  readonly scheduled?: ScheduledState;
 }
 
 export interface PublisherOptions extends PublisherConfigInput {
@@ -38,8 +46,12 @@ export interface PublisherOptions extends PublisherConfigInput {
 
 export interface Publisher {
   readonly config: PublisherConfig;
-  publish(event: PublishEvent): Promise<PublishResult>;
-  /** All events in one round trip; results in input order. Invalid input sends nothing. */
+  /**
+   * Appends the event now, or — with `deliverAt` or `delayMs`, on the event or in `schedule`
+   * (SPEC §5.6) — signs it now and keeps it in the stream's schedule until its due time.
+   */
+  publish(event: PublishEvent, schedule?: ScheduleOptions): Promise<PublishResult>;
+  /** All events in one round trip (each may carry its own due time); results in input order. Invalid input sends nothing. */
   publishBatch(events: readonly PublishEvent[]): Promise<PublishResult[]>;
   /** Events of this publisher that went through a failed append. */
   readonly duplicateHints: number;
@@ -53,7 +65,8 @@ const BODY_PAIRS = 3;
  * consumer reads fresh entries without copying them through Lua only when every entry of
  * the stream was appended this way (SPEC §5.1 "Byte budget", claim.lua).
  */
-function operationOf(config: PublisherConfig, entry: PreparedEntry, cluster: boolean): Operation {
+function operationOf(config: PublisherConfig, entry: PreparedEntry, cluster: boolean, due: DueTime | undefined): Operation {
+  if (due !== undefined) return scheduledOperation(config, entry, due);
   const { route, event, fields } = entry;
   const sizes = sizeKeys(route.stream);
   if (config.dedupeWindowSeconds === 0) {
@@ -69,15 +82,16 @@ function operationOf(config: PublisherConfig, entry: PreparedEntry, cluster: boo
   };
 }
 
-function resultOf(entry: PreparedEntry, reply: RedisReply, deduped: boolean): PublishResult {
+function resultOf(config: PublisherConfig, entry: PreparedEntry, reply: RedisReply, due: DueTime | undefined): PublishResult {
   const base = { eventId: entry.event.eventId, eventType: entry.event.eventType, stream: entry.route.stream };
-  if (!deduped) return { ...base, entryId: asText(reply, 'XADD reply'), duplicate: false };
+  if (due !== undefined) return { ...base, ...scheduledOutcome(entry, reply, config.maxDelayMs) };
+  if (config.dedupeWindowSeconds === 0) return { ...base, entryId: asText(reply, 'XADD reply'), duplicate: false };
   const [entryId, status] = asArray(reply, 'publish reply');
   const code = asInteger(status, 'publish status');
-  if (code === 2) {
-    throw new PublishError('PUBLISH_KEY_REUSED', `event_id ${entry.event.eventId} was already published with a different body within the dedupe window: use a new event_id for a new event`);
-  }
-  return { ...base, entryId: asText(entryId, 'publish entry id'), duplicate: code === 1 };
+  if (code === 2) throw keyReused(entry.event.eventId);
+  const original = asText(entryId, 'publish entry id');
+  // The record of a scheduled event holds `scheduled@<due>` where an entry id would be.
+  return code === 1 ? { ...base, ...duplicateOf(original) } : { ...base, entryId: original, duplicate: false };
 }
 
 /**
@@ -93,8 +107,8 @@ export function createPublisher(options: PublisherOptions): Publisher {
   const config = parsePublisherConfig(input, { cluster: port.cluster });
   let hints = 0;
 
-  const appendAll = async (entries: PreparedEntry[]): Promise<RedisReply[]> => {
-    const sent = runOperations(port, entries.map((entry) => operationOf(config, entry, port.cluster)));
+  const appendAll = async (entries: PreparedEntry[], dues: ReadonlyArray<DueTime | undefined>): Promise<RedisReply[]> => {
+    const sent = runOperations(port, entries.map((entry, i) => operationOf(config, entry, port.cluster, dues[i])));
     try {
       // A publish never waits longer than its budget for a reply.
       return await withTimeLimit(sent, config.timeoutMs);
@@ -112,10 +126,11 @@ export function createPublisher(options: PublisherOptions): Publisher {
     if (events.length > MAX_PUBLISH_BATCH) {
       throw new PublishError('PUBLISH_EVENT_INVALID', `a batch holds at most ${MAX_PUBLISH_BATCH} events`);
     }
+    const now = Date.now();
     const routed = events.map((event) => {
       const route = routeOf(config.routes, event);
       checkEvent(event, port.transport);
-      return { route, event };
+      return { route, event, due: dueTimeOf(event, route, config, port.cluster, now) };
     });
     if (routed.length === 0) return [];
     // A Cluster round trip reaches one node: ioredis refuses a pipeline spanning slots, and
@@ -126,15 +141,16 @@ export function createPublisher(options: PublisherOptions): Publisher {
     const streams = routed.map(({ route }) => route.stream);
     return tracePublish(streams, routed.length, async (traceparent) => {
       const entries = await Promise.all(routed.map(({ route, event }) => prepareEntry(route, carryingTrace(event, traceparent), hmac)));
-      const replies = await appendAll(entries);
-      return entries.map((entry, i) => resultOf(entry, replies[i] ?? null, config.dedupeWindowSeconds > 0));
+      const dues = routed.map(({ due }) => due);
+      const replies = await appendAll(entries, dues);
+      return entries.map((entry, i) => resultOf(config, entry, replies[i] ?? null, dues[i]));
     });
   };
 
   return {
     config,
     publishBatch,
-    publish: async (event) => (await publishBatch([event]))[0]!,
+    publish: async (event, schedule) => (await publishBatch([schedule === undefined ? event : { ...event, ...schedule }]))[0]!,
     get duplicateHints() {
       return hints;
     },

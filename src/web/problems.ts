@@ -27,6 +27,14 @@ export const Problems = {
   // The convention payment APIs use: same key, different request → 422, never a silent duplicate.
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key was already used for a different event body' },
   batch_too_large: { status: 400, title: 'Batch holds too many events' },
+  /** `Deliver-At` (or a batch event's `deliver_at`) is not an RFC 3339 date-time, or is too far ahead. */
+  deliver_at_invalid: { status: 400, title: 'Deliver-At is not a usable due time' },
+  /** `Delay` (or a batch event's `delay`) is not a duration like `30s`, or is too long. */
+  delay_invalid: { status: 400, title: 'Delay is not a usable duration' },
+  /** Both `Deliver-At` and `Delay` (or a batch event's own due time beside the batch's headers). */
+  schedule_conflict: { status: 400, title: 'Deliver-At and Delay cannot both be given' },
+  /** The event type's stream cannot hold scheduled events on this deployment (Redis Cluster without a hash tag). */
+  schedule_unsupported: { status: 400, title: 'Scheduled delivery is not available for this event type' },
   token_missing: { status: 401, title: 'Bearer token required' },
   token_invalid: { status: 401, title: 'Bearer token not recognised' },
   event_type_forbidden: { status: 403, title: 'Producer may not publish this event type' },

@@ -120,6 +120,36 @@ describe('built Worker in Miniflare (REST → real Redis)', () => {
     await eventually(async () => logLines().some((l) => l.job === 'poll' && l.consumer === 'waker'));
   });
 
+  it('schedules through the Delay and Deliver-At headers (a bad one is a 400 naming it); the delayed wake-up is accepted by the Queue', { timeout: 30_000 }, async () => {
+    const scheduled = (type: string, id: string, headers: Record<string, string>) =>
+      mf.dispatchFetch(`https://edge.example/v1/events/${type}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SHOP_TOKEN}`, 'idempotency-key': id, ...headers },
+        body: JSON.stringify({ id }),
+      });
+    const lengthBefore = await admin.xlen(streams.orders);
+    const delayed = await scheduled('order.placed', 's-1', { delay: '90s' });
+    expect(delayed.status).toBe(202);
+    expect(await delayed.json()).toMatchObject({ event_id: 's-1', entry_id: null, scheduled: true, deliver_at: expect.any(String) });
+    const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_000);
+    const written = new Date(due.getTime() + 3_600_000).toISOString().replace(/\.000Z$/, '+01:00'); // the same instant at UTC+01:00
+    const at = await scheduled('order.placed', 's-2', { 'deliver-at': written });
+    expect(await at.json()).toMatchObject({ event_id: 's-2', scheduled: true, deliver_at: due.toISOString() });
+    expect(await admin.zrange(`${streams.orders}:schedule`, 0, -1)).toEqual(['s-1', 's-2']);
+    expect(await admin.xlen(streams.orders)).toBe(lengthBefore);
+
+    const bad = await scheduled('order.placed', 's-3', { delay: '90' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'delay_invalid', header: 'Delay' });
+
+    // A wake-up consumer's stream: the wake-up goes to the Queue with delaySeconds, and arrives.
+    const polls = () => logLines().filter((l) => l.job === 'poll' && l.consumer === 'waker').length;
+    const before = polls();
+    expect((await scheduled('event.logged', 's-4', { delay: '1s' })).status).toBe(202);
+    await eventually(async () => polls() > before);
+    expect(logLines().filter((l) => l.msg === 'wake-up not sent')).toEqual([]);
+  });
+
   it('queue polls on a dispatched wake-up and acks each message explicitly', async () => {
     // Appended directly, so no wake-up of its own races this dispatch (the stream is exclusive: unsigned).
     await admin.xadd(streams.events, '*', 'event', 'event.logged', 'event_id', 'e-2', 'payload', '{}');

@@ -1,7 +1,8 @@
 /**
  * Wake-ups after a publish, as SQS messages to the queue `wakeUp.queueUrlEnv` names (the
  * stack sets it to the wake-up queue's URL). Only streams that some wake-up consumer reads
- * are named; when none is, nothing is sent.
+ * are named; when none is, nothing is sent. A scheduled event's wake-up is sent with
+ * `DelaySeconds` (SPEC §5.6), so a poller runs at its due time rather than at the next tick.
  *
  * With isolated consumers (CDK prop `isolateConsumers`) each consumer has its own queue: the
  * stack sets WAKE_UP_QUEUES_ENV to `{"<consumer>": "<queue URL>"}`, and a publish sends the
@@ -16,6 +17,7 @@ import type { DeploymentConfig } from '../../../src/deployment/define-config';
 import { readSecrets, type SecretEnv } from '../../../src/deployment/secrets';
 import { wakeUpConsumers } from '../../../src/deployment/jobs';
 import { wakeUpMessageFor } from '../../../src/deployment/wake-up';
+import { SQS_MAX_DELAY_SECONDS, wakeUpDelaySeconds, type WakeUpSender } from '../../../src/deployment/wake-up-plan';
 import { ConfigError } from '../../../src/ground/errors';
 
 /** JSON object consumer → queue URL, set by the CDK construct for isolated consumers. */
@@ -23,10 +25,10 @@ export const WAKE_UP_QUEUES_ENV = 'SAGA_STREAMS_WAKE_UP_QUEUES';
 
 /** The one SQS call this needs, typed structurally; an SQSClient is one. */
 export interface SqsSender {
-  send(command: { readonly input: { QueueUrl?: string; MessageBody?: string } }): Promise<unknown>;
+  send(command: { readonly input: { QueueUrl?: string; MessageBody?: string; DelaySeconds?: number } }): Promise<unknown>;
 }
 
-export type WakeUp = (streams: readonly string[]) => Promise<void>;
+export type WakeUp = WakeUpSender;
 
 type SqsModule = typeof import('@aws-sdk/client-sqs');
 let sqsModule: Promise<SqsModule> | undefined;
@@ -44,15 +46,20 @@ export function sqsWakeUp(config: DeploymentConfig, env: SecretEnv, sqs?: SqsSen
   const perConsumer = consumerQueues(env);
   const shared = perConsumer ? undefined : readSecrets(env, [target.queueUrlEnv], 'wake-up queue').get(target.queueUrlEnv)!;
   let client: SqsSender | undefined = sqs;
-  return async (streams) => {
+  return async (streams, delayMs) => {
     const message = wakeUpMessageFor(config, streams);
     if (!message) return;
+    // A scheduled event's wake-up arrives at its due time (rounded up to whole seconds), or —
+    // past SQS's 15-minute bound — is not sent: the scheduled poll moves the event then.
+    const delaySeconds = delayMs === undefined ? 0 : wakeUpDelaySeconds(delayMs, SQS_MAX_DELAY_SECONDS);
+    if (delaySeconds === undefined) return;
     // Each consumer reads one stream: the woken consumers of distinct streams are distinct.
     const queues = perConsumer ? message.streams.flatMap((stream) => wakeUpConsumers(config, stream).flatMap((name) => perConsumer[name] ?? [])) : [shared!];
     const { SQSClient, SendMessageCommand } = await loadSqs();
     client ??= new SQSClient({});
     const body = JSON.stringify(message);
-    await Promise.all(queues.map((url) => client!.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }))));
+    const delay = delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {};
+    await Promise.all(queues.map((url) => client!.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body, ...delay }))));
   };
 }
 

@@ -1,0 +1,44 @@
+/**
+ * The move on its own (lua/schedule-move.lua): due scheduled events of one stream appended
+ * to it, at most `maxMoved` per call, never before their due time by the Redis clock, each
+ * at most once. Poll runs and the trim run include the same Lua fragment in their own
+ * scripts; this wrapper serves the CLI, operators and tests.
+ */
+import { sizeKeys } from '../entry/size-keys';
+import type { RedisPort } from '../redis/port';
+import { asArray, asInteger } from '../redis/reply';
+import { runScript } from '../redis/script';
+import { scheduleMoveScript } from '../generated/lua-scripts';
+import { assertSchedulable, scheduleKeys } from './keys';
+
+/** Default most events one move call appends: a bounded script, however large the due backlog. */
+export const DEFAULT_MAX_MOVED = 100;
+/** Largest `maxMoved`: one call stays a short script. */
+export const MAX_MAX_MOVED = 10_000;
+
+export interface MoveResult {
+  /** Events appended to the stream by this call. */
+  readonly moved: number;
+  /** Due time (ms epoch, Redis clock) of the earliest event still scheduled; undefined when none. */
+  readonly nextDueMs: number | undefined;
+  /** Schedule index entries removed because their fields were missing or unreadable (another hand's doing). */
+  readonly dropped: number;
+}
+
+export async function moveDueEvents(port: RedisPort, stream: string, options: { readonly maxMoved?: number } = {}): Promise<MoveResult> {
+  const maxMoved = options.maxMoved ?? DEFAULT_MAX_MOVED;
+  if (!Number.isSafeInteger(maxMoved) || maxMoved < 0 || maxMoved > MAX_MAX_MOVED) {
+    throw new RangeError(`maxMoved must be an integer in 0..=${MAX_MAX_MOVED}`);
+  }
+  assertSchedulable(stream, port.cluster);
+  const schedule = scheduleKeys(stream);
+  const sizes = sizeKeys(stream);
+  const reply = await runScript(port, {
+    script: scheduleMoveScript,
+    keys: [stream, schedule.due, schedule.entries, sizes.counts, sizes.large],
+    args: [maxMoved],
+  });
+  const [moved, nextDue, dropped] = asArray(reply, 'schedule-move reply');
+  const next = asInteger(nextDue, 'schedule-move next due');
+  return { moved: asInteger(moved, 'schedule-move moved'), nextDueMs: next < 0 ? undefined : next, dropped: asInteger(dropped, 'schedule-move dropped') };
+}
