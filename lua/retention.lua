@@ -1,11 +1,17 @@
 --[[
   retention.lua: one retention pass over a stream in one call (SPEC §7; SPEC §10: an idle
-  trim costs one billed command per stream). Three parts, each run only when asked, each
+  trim costs one billed command per stream). Four parts, each run only when asked, each
   keeping its own guarantee; they touch disjoint state and none reads what another writes
   (the trim removes entries, the DLT part DLT records, the reaper consumers with nothing
   pending), so running them together in one atomic call changes none of them. A part that
   fails (a key of the wrong type) does not stop the others: its error is returned in its
   slot, and what the others did stands.
+
+  0. Scheduled events (SPEC §5.6): the due ones are moved into the stream first
+     (lib/schedule-move.lua: never early by the Redis clock, each at most once, never lost),
+     so a stream nobody polls still gets its due events appended. It runs before the trim,
+     and what it appends lies after every group's last-delivered id, so the trim's frontier
+     never reaches it.
 
   1. Safe trim: delete only what every consumer group is done with.
      For each group the frontier is the smaller of its last-delivered id (every entry after
@@ -54,13 +60,16 @@
   KEYS[2]  its large-entry records (append.lua)     } trim only; another part's caller
   KEYS[3]  its sizes hash                           } passes any key of the slot
   KEYS[4]  its dead-letter stream                     (DLT part only)
+  KEYS[5]  its schedule's due-time sorted set        } move only (src/schedule/keys.ts);
+  KEYS[6]  its schedule's packed entries hash        } the move also writes KEYS[2], KEYS[3]
   ARGV[1]  trim limit: '' = no trim; 0 = exact, unbounded; n > 0 = see 1.
   ARGV[2]  DLT retention window, seconds: '' = no DLT part
   ARGV[3]  reaper threshold, ms (only consumers inactive strictly longer): '' = no reaper
   ARGV[4]  reaper: at most this many deletions per call
-  ARGV[5..] reaper: group names to reap; none = every group on the stream
+  ARGV[5]  most scheduled events moved: '' = no move
+  ARGV[6..] reaper: group names to reap; none = every group on the stream
 
-  Reply: { trim, dlt, reap }, each {} when not asked, or its error as { 'error', message }:
+  Reply: { trim, dlt, reap, move }, each {} when not asked, or its error as { 'error', message }:
     trim  { removed, frontier, status, mode }
           removed  entries XTRIM deleted (0 unless status is 'trimmed')
           frontier the MINID used ('' when nothing was attempted)
@@ -69,7 +78,9 @@
     dlt   { removed, cutoff_ms }: records dead-lettered before cutoff_ms (Redis clock) were
           eligible ('0' when the window reaches before the epoch)
     reap  { deleted, busy_idle }: deleted is { group, consumer, group, consumer, ... }
+    move  { moved, next_due, dropped } (lib/schedule-move.lua; next_due -1 when none)
 ]]
+-- #include lib/schedule-move.lua
 local stream = KEYS[1]
 
 local function field(flat, name)
@@ -210,12 +221,17 @@ local function part(run, ...)
   return { 'error', message }
 end
 
-local trim_result, dlt_result, reap_result = {}, {}, {}
+local move_result, trim_result, dlt_result, reap_result = {}, {}, {}, {}
+if ARGV[5] ~= '' then
+  move_result = part(function(max_moved)
+    return { move_due_events(stream, KEYS[5], KEYS[6], KEYS[3], KEYS[2], max_moved) }
+  end, tonumber(ARGV[5]))
+end
 if ARGV[1] ~= '' then trim_result = part(safe_trim, tonumber(ARGV[1])) end
 if ARGV[2] ~= '' then dlt_result = part(trim_dead_letters, tonumber(ARGV[2])) end
 if ARGV[3] ~= '' then
   local asked = {}
-  for i = 5, #ARGV do asked[#asked + 1] = ARGV[i] end
+  for i = 6, #ARGV do asked[#asked + 1] = ARGV[i] end
   reap_result = part(reap, tonumber(ARGV[3]), tonumber(ARGV[4]), asked)
 end
-return { trim_result, dlt_result, reap_result }
+return { trim_result, dlt_result, reap_result, move_result }

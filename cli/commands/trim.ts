@@ -13,7 +13,7 @@ export async function trimCommand(ctx: CommandContext): Promise<void> {
   for (const { name, retention } of result.streams) {
     ctx.io.out(
       `${name}: ${retention.stream.status}, removed ${retention.stream.removed} entries, ${retention.deadLetters.removed} dead letters, ` +
-        `reaped ${retention.consumers.deleted.length} consumer(s)`,
+        `reaped ${retention.consumers.deleted.length} consumer(s), moved ${retention.schedule.moved} scheduled event(s)`,
     );
   }
 }

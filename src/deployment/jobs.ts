@@ -109,6 +109,7 @@ export async function runTrimJob(runtime: DeploymentRuntime): Promise<TrimJobRep
       removed: sum((r) => r.stream.removed),
       deadLettersRemoved: sum((r) => r.deadLetters.removed),
       reaped: sum((r) => r.consumers.deleted.length),
+      scheduledMoved: sum((r) => r.schedule.moved),
     });
   }
   return { job: 'trim', streams };

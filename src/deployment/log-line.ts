@@ -41,6 +41,7 @@ const OTHER_COUNTERS = [
   'removed',
   'deadLettersRemoved',
   'consumersReaped',
+  'scheduledMoved',
   // backlog probe
   'pending',
   'oldestPendingAgeMs',

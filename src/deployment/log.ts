@@ -51,6 +51,7 @@ export function runLogLine(result: JobReport, options: LogOptions): string {
         removed: sum((s) => s.retention.stream.removed),
         deadLettersRemoved: sum((s) => s.retention.deadLetters.removed),
         consumersReaped: sum((s) => s.retention.consumers.deleted.length),
+        scheduledMoved: sum((s) => s.retention.schedule.moved),
       },
       detail: { streams: result.streams.map((s) => ({ stream: s.name, status: s.retention.stream.status, removed: s.retention.stream.removed })) },
     });

@@ -70,6 +70,8 @@ export interface RunRecord {
   /** Trim: dead-letter records past their retention removed, and empty consumers reaped. */
   readonly deadLettersRemoved?: number;
   readonly reaped?: number;
+  /** Trim: due scheduled events it moved into their streams. */
+  readonly scheduledMoved?: number;
   /** A failed run's error code. */
   readonly error?: string;
 }
@@ -92,7 +94,8 @@ export function isIdleRun(run: RunRecord): boolean {
     !run.removed &&
     !run.published &&
     !run.deadLettersRemoved &&
-    !run.reaped
+    !run.reaped &&
+    !run.scheduledMoved
   );
 }
 

@@ -10,6 +10,7 @@ import type { RedisReply } from '../redis/port';
 import { asArray, asText, isBytes } from '../redis/reply';
 import type { ScriptCall } from '../redis/script';
 import { sizeKeys } from '../entry/size-keys';
+import { scheduleKeys } from '../schedule/keys';
 
 export interface RetentionParts {
   /** Safe trim with this limit (0: exact and unbounded). */
@@ -17,6 +18,8 @@ export interface RetentionParts {
   /** DLT retention of `dlt`, a window of `retentionSeconds`. */
   readonly deadLetters?: { readonly dlt: string; readonly retentionSeconds: number };
   readonly reaper?: { readonly idleMs: number; readonly maxPerRun: number; readonly groups?: readonly string[] | undefined };
+  /** Move at most `maxMoved` due scheduled events of the stream into it first (SPEC §5.6). */
+  readonly move?: { readonly maxMoved: number };
 }
 
 /**
@@ -25,23 +28,26 @@ export interface RetentionParts {
  */
 export function retentionCall(stream: string, parts: RetentionParts): ScriptCall {
   const sizes = sizeKeys(stream);
-  const trimKeys = parts.trim ? [sizes.large, sizes.counts] : [stream, stream];
+  const schedule = scheduleKeys(stream);
+  const sizeKeysUsed = parts.trim || parts.move ? [sizes.large, sizes.counts] : [stream, stream];
+  const scheduleKeysUsed = parts.move ? [schedule.due, schedule.entries] : [stream, stream];
   const { reaper } = parts;
   return {
     script: retentionScript,
-    keys: [stream, ...trimKeys, parts.deadLetters?.dlt ?? stream],
+    keys: [stream, ...sizeKeysUsed, parts.deadLetters?.dlt ?? stream, ...scheduleKeysUsed],
     args: [
       parts.trim ? parts.trim.limit : '',
       parts.deadLetters ? parts.deadLetters.retentionSeconds : '',
       reaper ? reaper.idleMs : '',
       reaper ? reaper.maxPerRun : '',
+      parts.move ? parts.move.maxMoved : '',
       ...(reaper?.groups ?? []),
     ],
   };
 }
 
-export type RetentionSlot = 'trim' | 'dlt' | 'reap';
-const SLOTS: readonly RetentionSlot[] = ['trim', 'dlt', 'reap'];
+export type RetentionSlot = 'trim' | 'dlt' | 'reap' | 'move';
+const SLOTS: readonly RetentionSlot[] = ['trim', 'dlt', 'reap', 'move'];
 
 /** One part's reply from the script's, or the error that part met (a RedisCommandError naming it). */
 export function retentionPart(reply: RedisReply, slot: RetentionSlot): RedisReply[] | RedisCommandError {

@@ -5,7 +5,7 @@
  * scripts; this wrapper serves the CLI, operators and tests.
  */
 import { sizeKeys } from '../entry/size-keys';
-import type { RedisPort } from '../redis/port';
+import type { RedisPort, RedisReply } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';
 import { runScript } from '../redis/script';
 import { scheduleMoveScript } from '../generated/lua-scripts';
@@ -38,6 +38,11 @@ export async function moveDueEvents(port: RedisPort, stream: string, options: { 
     keys: [stream, schedule.due, schedule.entries, sizes.counts, sizes.large],
     args: [maxMoved],
   });
+  return moveResultOf(reply);
+}
+
+/** The fragment's answer `{moved, next_due, dropped}` (lib/schedule-move.lua), in whichever script ran it. */
+export function moveResultOf(reply: RedisReply): MoveResult {
   const [moved, nextDue, dropped] = asArray(reply, 'schedule-move reply');
   const next = asInteger(nextDue, 'schedule-move next due');
   return { moved: asInteger(moved, 'schedule-move moved'), nextDueMs: next < 0 ? undefined : next, dropped: asInteger(dropped, 'schedule-move dropped') };
