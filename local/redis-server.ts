@@ -6,10 +6,10 @@
  * `/usr/bin/valkey-server`); the default is `redis-server` on PATH.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 
 export const REDIS_SERVER_INSTALL_HINT = 'apt-get update && apt-get install -y redis-server';
 /** The environment variable naming the server binary to start (a path or a name on PATH). */
@@ -65,6 +65,52 @@ export interface RedisProcess {
 export interface RedisClusterProcess {
   readonly nodes: ReadonlyArray<{ host: string; port: number }>;
   stop(): Promise<void>;
+}
+
+export interface ServerBinary {
+  /** As found (a path); pass it as SAGA_REDIS_SERVER. */
+  readonly path: string;
+  /** `redis`, `valkey`, … as its `--version` names it. */
+  readonly family: string;
+  readonly version: string;
+}
+
+/** Family and version from `<binary> --version` (`Redis server v=7.0.15 …`, `Valkey server v=8.0.1 …`). */
+export function serverBinaryVersion(binary: string): ServerBinary | undefined {
+  const out = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  const match = /^(\S+) server v=(\S+)/.exec(out.trim());
+  return match ? { path: binary, family: match[1]!.toLowerCase(), version: match[2]! } : undefined;
+}
+
+const SERVER_NAMES = ['redis-server', 'valkey-server'];
+const SERVER_DIRS = ['/usr/bin', '/usr/local/bin'];
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every server binary on this machine: `redis-server` and `valkey-server` on PATH and in
+ * /usr/bin and /usr/local/bin, plus `extra` paths (SAGA_TEST_SERVERS, say); one per distinct
+ * file (a symlink counts once), the ones named in `extra` first.
+ */
+export function findServerBinaries(extra: readonly string[] = []): ServerBinary[] {
+  const pathDirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  const candidates = [...extra, ...SERVER_NAMES.flatMap((name) => [...pathDirs, ...SERVER_DIRS].map((dir) => join(dir, name)))];
+  const found = new Map<string, ServerBinary>();
+  for (const path of candidates) {
+    if (!isExecutable(path)) continue;
+    const real = realpathSync(path);
+    if (found.has(real)) continue;
+    const binary = serverBinaryVersion(path);
+    if (binary) found.set(real, binary);
+  }
+  return [...found.values()];
 }
 
 /** True when the server binary to start (see redisServerBinary) runs. */

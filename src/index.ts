@@ -57,6 +57,7 @@ export type { RunMode, RunOptions } from './consume/run';
 export { createPublisher } from './publish/publisher';
 export type { Publisher, PublisherOptions, PublishResult } from './publish/publisher';
 export type { PublishEvent } from './publish/entry-fields';
+export type { DurabilityInput } from './redis/durability';
 export { SecretKey } from './auth/secret';
 export type { KeyInput } from './auth/secret';
 export type { StreamAuth, StreamAuthInput } from './auth/modes';

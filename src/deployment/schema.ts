@@ -11,6 +11,7 @@ import { tablesSchema } from '../postgres/tables';
 import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';
 import { trimLimitSchema } from '../retention/config';
+import { durabilitySchema } from '../redis/durability';
 
 const envName = z.string().check(z.regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name (A-Z, 0-9, _)'));
 const identity = z.string().check(z.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1..=128 of A-Z a-z 0-9 . _ : -'));
@@ -101,6 +102,12 @@ export const deploymentSchema = z.strictObject({
        * into duplicates instead of second appends.
        */
       dedupeWindowSeconds: z._default(z.int().check(z.minimum(1), z.maximum(7 * 24 * 3600)), 600),
+      /**
+       * Every publisher of the deployment (the API's, handlers' follow-ups, the outbox relay)
+       * reports success only once the append reached the AOF / replicas asked for (WAITAOF /
+       * WAIT); refused over REST, and on a server without WAITAOF when it is involved.
+       */
+      durability: z.optional(durabilitySchema),
       /**
        * The ops dashboard at `/ops` (off when absent): its admin token's variable, a secret of
        * its own (never a producer token). Enabling it also makes every poll run record the

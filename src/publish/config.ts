@@ -12,6 +12,8 @@ import { FrozenMap } from '../ground/frozen-map';
 import { hashTagOf, keyTagProblems } from '../entry/hash-tag';
 import { deriveStreamKeys } from '../entry/keys';
 import { IN_ENGLISH } from '../ground/zod-messages';
+import { durabilitySchema, durabilityTransportProblems, durabilityWaitMs, type Durability } from '../redis/durability';
+import type { Transport } from '../redis/port';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -41,6 +43,11 @@ export const publisherConfigSchema = z.lazy(() => {
     /** When set, every stream and dedupe prefix must carry `{keyTag}`. */
     keyTag: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
     timeoutMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), DEFAULT_PUBLISH_TIMEOUT_MS),
+    /**
+     * Success means the append also reached the primary's AOF and/or replicas (WAITAOF / WAIT,
+     * sent right after it in the same round trip); falling short is a transient failure.
+     */
+    durability: z.optional(durabilitySchema),
   });
 });
 
@@ -57,6 +64,19 @@ export interface PublisherConfig {
   readonly routes: ReadonlyMap<string, PublishRoute>;
   readonly dedupeWindowSeconds: number;
   readonly timeoutMs: number;
+  readonly durability: Durability | undefined;
+}
+
+/** The durability waits must fit the publish's own time limit, or every slow wait fails as a timeout. */
+function durabilityProblems(durability: Durability | undefined, timeoutMs: number, transport: Transport): ConfigProblem[] {
+  const problems = durabilityTransportProblems(durability, transport, 'durability');
+  if (durability !== undefined && durabilityWaitMs(durability) >= timeoutMs) {
+    problems.push({
+      path: 'durability.timeoutMs',
+      message: `the durability waits (${durabilityWaitMs(durability)} ms at most) must end before the publish's timeoutMs (${timeoutMs} ms): lower it or raise timeoutMs`,
+    });
+  }
+  return problems;
 }
 
 function slotProblems(route: PublishRoute, path: string, keyTag: string | undefined, cluster: boolean, dedupe: boolean): ConfigProblem[] {
@@ -74,11 +94,11 @@ function slotProblems(route: PublishRoute, path: string, keyTag: string | undefi
   return problems;
 }
 
-export function parsePublisherConfig(input: unknown, options: { cluster: boolean }): PublisherConfig {
+export function parsePublisherConfig(input: unknown, options: { cluster: boolean; transport?: Transport }): PublisherConfig {
   const parsed = publisherConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('publisher config', problemsOf(parsed.error));
-  const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs } = parsed.data;
-  const problems: ConfigProblem[] = [];
+  const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs, durability } = parsed.data;
+  const problems: ConfigProblem[] = durabilityProblems(durability, timeoutMs, options.transport ?? 'tcp');
   const routes = new Map<string, PublishRoute>();
   for (const [eventType, input] of Object.entries(routeInputs)) {
     const path = `routes.${eventType}`;
@@ -102,5 +122,5 @@ export function parsePublisherConfig(input: unknown, options: { cluster: boolean
   }
   if (problems.length > 0) throw new ConfigError('publisher config', problems);
   // FrozenMap, not a frozen Map: Object.freeze does not stop Map#set from redirecting publishes.
-  return Object.freeze({ routes: new FrozenMap(routes), dedupeWindowSeconds, timeoutMs });
+  return Object.freeze({ routes: new FrozenMap(routes), dedupeWindowSeconds, timeoutMs, durability: durability && Object.freeze(durability) });
 }
