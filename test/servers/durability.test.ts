@@ -9,7 +9,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer } from '../../local/redis-server';
+import { freePort, startRedisServer } from '../../local/redis-server';
 import { createPoller } from '../../src/consume/poller';
 import { errorCode } from '../../src/ground/errors';
 import { createPublisher, type Publisher } from '../../src/publish/publisher';
@@ -219,3 +219,23 @@ if (!binaries.some(expectsWaitAof)) {
 if (binaries.every(expectsWaitAof)) {
   it.skip('refusal of WAITAOF options: every server binary here has WAITAOF (a Redis 7.0 or 7.1 binary shows it)', () => {});
 }
+
+describe('durability when the server cannot be asked what it offers', () => {
+  it('fails the publish as transient, before sending anything: no duplicate hint', { timeout: 10_000 }, async () => {
+    const port = connectIoredis(`redis://127.0.0.1:${await freePort()}`, { connectTimeout: 200 });
+    try {
+      const publisher = createPublisher({
+        port,
+        routes: { 'order.placed': 'orders' },
+        auth: { mode: 'exclusive-stream', producer: 'shop' },
+        timeoutMs: 1_000,
+        durability: { replicaAof: 1, timeoutMs: 300 },
+      });
+      const error = await thrown(publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: 'x' }));
+      expect(error).toMatchObject({ code: 'PUBLISH_APPEND_FAILED', transient: true, message: expect.stringContaining('event e1 not sent (retry it)') });
+      expect(publisher.duplicateHints).toBe(0);
+    } finally {
+      await port.close();
+    }
+  });
+});
