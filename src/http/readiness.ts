@@ -1,9 +1,9 @@
 /**
  * `GET /readyz` for a deployment (SPEC §6.2, §8): Redis answers PING, every consumer's
  * group exists (ensured idempotently, which also surfaces missing ACL rights), and every
- * producer's publisher can be built (its signing keys are present and valid) and has what its
- * durability option needs of the server. The public
- * answer names each check and its error code only; messages go to the log.
+ * producer's publisher can be built (its signing keys are present and valid) and gets from
+ * the server what its durability option needs. The public answer names each check and its
+ * error code only; messages go to the log.
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
 import { checkReadiness, type Readiness } from '../probes/readiness';
