@@ -14,7 +14,9 @@
  *                   Cluster, REST, server capabilities and durability, publish API, dashboard,
  *                   CLI, functions — and the bounded chaos run (test/chaos/chaos.test.ts);
  *   --subset        only the suites that exercise server behaviour: test/redis, test/rest,
- *                   test/servers and the bounded chaos run (what .ci/run runs, to stay in time);
+ *                   test/servers, and the bounded chaos scenarios whose faults are the
+ *                   server's own (redis-kill, cluster-failover, retention) — what .ci/run runs,
+ *                   to stay in time;
  *   --skip-default  no pass for the binary `npm test` starts (`redis-server` on PATH), e.g.
  *                   right after `npm test` in CI.
  * REDIS_URL and REDIS_CLUSTER_NODES are removed from the passes' environment: a pass tests the
@@ -29,6 +31,8 @@ import { findServerBinaries, REDIS_SERVER_ENV, type ServerBinary } from '../loca
 const OPTIONS = ['--subset', '--skip-default'];
 const SUBSET = ['test/redis/', 'test/rest/', 'test/servers/'];
 const CHAOS = 'test/chaos/chaos.test.ts';
+/** The chaos scenarios whose faults are the server's own: AOF replay after kill -9, failover, trim and reaper. */
+const SERVER_SCENARIOS = ['redis-kill', 'cluster-failover', 'retention'];
 
 interface Counts {
   readonly files: number;
@@ -90,7 +94,8 @@ function runPass(server: ServerBinary, subset: boolean): PassResult {
   console.log(`\n==== test:servers: ${label}${subset ? ', server-behaviour subset' : ''} ====\n`);
   const started = Date.now();
   const suites = vitest(env, ['--project', 'integration', ...(subset ? SUBSET : [])]);
-  const chaos = vitest(env, ['--project', 'acceptance', CHAOS]);
+  const scenarios = subset ? ['-t', `'(${SERVER_SCENARIOS.join('|')})':`] : [];
+  const chaos = vitest(env, ['--project', 'acceptance', CHAOS, ...scenarios]);
   const sum = (key: keyof Counts) => suites[key] + chaos[key];
   return {
     label,
