@@ -1,8 +1,9 @@
 /**
  * The Redis servers a scenario runs against, all private, on free loopback ports (never
- * 6379): a plain server, a restartable server with AOF `appendfsync always` (killed with
- * SIGKILL and restarted on the same port and directory), and a 3-master Cluster with one
- * replica per master whose masters can be failed over with `CLUSTER FAILOVER` on a replica.
+ * 6379), of the binary SAGA_REDIS_SERVER names (default redis-server): a plain server, a
+ * restartable server with AOF `appendfsync always` (killed with SIGKILL and restarted on the
+ * same port and directory), and a 3-master Cluster with one replica per master whose masters
+ * can be failed over with `CLUSTER FAILOVER` on a replica.
  * Every process and folder is tracked (chaos/cleanup.ts) from the moment it exists, so an
  * exit in the middle of a start or a restart leaves nothing running.
  */
@@ -10,13 +11,13 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, spawnRedisServer, waitUntil } from '../local/redis-server';
+import { freePort, redisCliBinary, spawnRedisServer, waitUntil } from '../local/redis-server';
 import { removeFolder, trackChild, trackFolder } from './cleanup';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function cli(port: number, ...args: string[]): string {
-  const result = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
+  const result = spawnSync(redisCliBinary(), ['-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
   return result.stdout ?? '';
 }
 
@@ -186,11 +187,11 @@ export async function startReplicatedCluster(masters = 3): Promise<ReplicatedClu
         children.push(trackChild(child));
       });
     }
-    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], {
+    const created = spawnSync(redisCliBinary(), ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], {
       encoding: 'utf8',
       timeout: 60_000,
     });
-    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stderr || created.stdout}`);
+    if (created.status !== 0) throw new Error(`${redisCliBinary()} --cluster create failed: ${created.stderr || created.stdout}`);
     await waitUntil(
       () => ports.every((p) => cli(p, 'cluster', 'info').includes('cluster_state:ok')) && clusterNodes(ports[0]!).filter((n) => !n.master).length === masters,
       'cluster state ok with replicas',

@@ -1,15 +1,56 @@
 /**
- * Starts private redis-server processes on free loopback ports: one standalone server, or
- * a small Cluster built with `redis-cli --cluster create`. Used by the test harness, the
- * benchmark and the local stack; never touches a server it did not start.
+ * Starts private redis-server processes on free loopback ports: one standalone server, a
+ * primary with replicas, or a small Cluster built with `redis-cli --cluster create`. Used by
+ * the test harness, the chaos harness, the benchmark and the local stack; never touches a
+ * server it did not start. `SAGA_REDIS_SERVER` picks the server binary (e.g.
+ * `/usr/bin/valkey-server`); the default is `redis-server` on PATH.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 
 export const REDIS_SERVER_INSTALL_HINT = 'apt-get update && apt-get install -y redis-server';
+/** The environment variable naming the server binary to start (a path or a name on PATH). */
+export const REDIS_SERVER_ENV = 'SAGA_REDIS_SERVER';
+const DEFAULT_SERVER = 'redis-server';
+
+/** The server binary to start: `SAGA_REDIS_SERVER`, or `redis-server` on PATH. */
+export function redisServerBinary(env: NodeJS.ProcessEnv = process.env): string {
+  return env[REDIS_SERVER_ENV]?.trim() || DEFAULT_SERVER;
+}
+
+/**
+ * The command-line tool that goes with a server binary (Cluster creation, chaos failovers):
+ * `valkey-cli` beside `valkey-server`, `redis-cli` beside `redis-server` — in the same folder
+ * when the server was given as a path — and `redis-cli` on PATH when there is none.
+ */
+export function redisCliBinary(server: string = redisServerBinary()): string {
+  let cli = clis.get(server);
+  if (cli === undefined) {
+    cli = cliBeside(server);
+    clis.set(server, cli);
+  }
+  return cli;
+}
+
+const clis = new Map<string, string>();
+
+function cliBeside(server: string): string {
+  const name = basename(server).replace(/-server$/, '-cli');
+  if (name === basename(server)) return 'redis-cli';
+  if (server.includes('/')) {
+    const beside = join(dirname(server), name);
+    return existsSync(beside) ? beside : 'redis-cli';
+  }
+  return spawnSync(name, ['--version'], { stdio: 'ignore' }).status === 0 ? name : 'redis-cli';
+}
+
+/** The process name (`comm`, at most 15 characters on Linux) the started servers run under. */
+export function redisServerProcessName(server: string = redisServerBinary()): string {
+  return basename(server).slice(0, 15);
+}
 const STARTUP_TIMEOUT_MS = 10_000;
 
 export interface RedisProcess {
@@ -26,8 +67,55 @@ export interface RedisClusterProcess {
   stop(): Promise<void>;
 }
 
+export interface ServerBinary {
+  /** As found (a path); pass it as SAGA_REDIS_SERVER. */
+  readonly path: string;
+  /** `redis`, `valkey`, … as its `--version` names it. */
+  readonly family: string;
+  readonly version: string;
+}
+
+/** Family and version from `<binary> --version` (`Redis server v=7.0.15 …`, `Valkey server v=8.0.1 …`). */
+export function serverBinaryVersion(binary: string): ServerBinary | undefined {
+  const out = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  const match = /^(\S+) server v=(\S+)/.exec(out.trim());
+  return match ? { path: binary, family: match[1]!.toLowerCase(), version: match[2]! } : undefined;
+}
+
+const SERVER_NAMES = ['redis-server', 'valkey-server'];
+const SERVER_DIRS = ['/usr/bin', '/usr/local/bin'];
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every server binary on this machine: `redis-server` and `valkey-server` on PATH and in
+ * /usr/bin and /usr/local/bin, plus `extra` paths (SAGA_TEST_SERVERS, say); one per distinct
+ * file (a symlink counts once), the ones named in `extra` first.
+ */
+export function findServerBinaries(extra: readonly string[] = []): ServerBinary[] {
+  const pathDirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  const candidates = [...extra, ...SERVER_NAMES.flatMap((name) => [...pathDirs, ...SERVER_DIRS].map((dir) => join(dir, name)))];
+  const found = new Map<string, ServerBinary>();
+  for (const path of candidates) {
+    if (!isExecutable(path)) continue;
+    const real = realpathSync(path);
+    if (found.has(real)) continue;
+    const binary = serverBinaryVersion(path);
+    if (binary) found.set(real, binary);
+  }
+  return [...found.values()];
+}
+
+/** True when the server binary to start (see redisServerBinary) runs. */
 export function hasRedisServer(): boolean {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+  return spawnSync(redisServerBinary(), ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
 function portIsFree(port: number): Promise<boolean> {
@@ -94,24 +182,32 @@ function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Starts redis-server on a loopback port with no RDB snapshots, and resolves once it answers
- * PING; `extra` adds options (persistence, cluster mode). Fails with the install hint when
- * redis-server is missing, and at once when the server exits early; a server that never
- * answers is killed. `onSpawn` sees the process as soon as it exists (to stop it on exit).
+ * Starts the server binary (redisServerBinary) on a loopback port with no RDB snapshots, and
+ * resolves once it answers PING; `extra` adds options (persistence, cluster mode, replicaof).
+ * Fails with the install hint when the binary is missing, and at once when the server exits
+ * early; a server that never answers is killed. `onSpawn` sees the process as soon as it
+ * exists (to stop it on exit). `binary` overrides the binary for this one server.
  */
-export async function spawnRedisServer(port: number, dir: string, extra: readonly string[], onSpawn?: (child: ChildProcess) => void): Promise<ChildProcess> {
+export async function spawnRedisServer(
+  port: number,
+  dir: string,
+  extra: readonly string[],
+  onSpawn?: (child: ChildProcess) => void,
+  binary: string = redisServerBinary(),
+): Promise<ChildProcess> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...extra];
-  const child = spawn('redis-server', args, { stdio: 'ignore' });
+  const child = spawn(binary, args, { stdio: 'ignore' });
   onSpawn?.(child);
   const failed = new Promise<never>((_, reject) => {
-    child.once('error', (error) =>
-      reject(new Error(`cannot start redis-server (${error.message}); install it with: ${REDIS_SERVER_INSTALL_HINT}`)),
-    );
-    child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited early (code ${code})`)));
+    child.once('error', (error) => {
+      const hint = binary === DEFAULT_SERVER ? `install it with: ${REDIS_SERVER_INSTALL_HINT}` : `check ${REDIS_SERVER_ENV}, or unset it to use ${DEFAULT_SERVER}`;
+      reject(new Error(`cannot start ${binary} (${error.message}); ${hint}`));
+    });
+    child.once('exit', (code) => reject(new Error(`${binary} on port ${port} exited early (code ${code})`)));
   });
   failed.catch(() => {});
   try {
-    await Promise.race([waitUntil(() => pingRedis(port), `redis-server on port ${port}`), failed]);
+    await Promise.race([waitUntil(() => pingRedis(port), `${binary} on port ${port}`), failed]);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -121,10 +217,33 @@ export async function spawnRedisServer(port: number, dir: string, extra: readonl
 
 const NO_AOF = ['--appendonly', 'no'];
 
-export async function startRedisServer(options: { port?: number } = {}): Promise<RedisProcess> {
+export interface ServerOptions {
+  readonly port?: number;
+  /** AOF on (`appendonly yes`, fsync every second unless `appendfsync` says otherwise). */
+  readonly appendonly?: boolean;
+  readonly appendfsync?: 'always' | 'everysec' | 'no';
+  /** Starts it as a replica of the server on this loopback port. */
+  readonly replicaOf?: number;
+  /** The server binary; default redisServerBinary(). */
+  readonly binary?: string;
+}
+
+function serverArgs(options: ServerOptions): string[] {
+  const args = options.appendonly ? ['--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'everysec'] : [...NO_AOF];
+  if (options.replicaOf !== undefined) args.push('--replicaof', '127.0.0.1', String(options.replicaOf));
+  return args;
+}
+
+export async function startRedisServer(options: ServerOptions = {}): Promise<RedisProcess> {
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'saga-streams-redis-'));
-  const child = await spawnRedisServer(port, dir, NO_AOF);
+  let child: ChildProcess;
+  try {
+    child = await spawnRedisServer(port, dir, serverArgs(options), undefined, options.binary);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     host: '127.0.0.1',
     port,
@@ -154,11 +273,11 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterProces
       );
     }
     const created = spawnSync(
-      'redis-cli',
+      redisCliBinary(),
       ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
       { encoding: 'utf8' },
     );
-    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stderr || created.stdout}`);
+    if (created.status !== 0) throw new Error(`${redisCliBinary()} --cluster create failed: ${created.stderr || created.stdout}`);
     await waitUntil(async () => ports.every((p) => clusterStateOk(p)), 'cluster state ok');
   } catch (error) {
     await stop();
@@ -168,6 +287,6 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterProces
 }
 
 function clusterStateOk(port: number): boolean {
-  const info = spawnSync('redis-cli', ['-p', String(port), 'cluster', 'info'], { encoding: 'utf8' });
+  const info = spawnSync(redisCliBinary(), ['-p', String(port), 'cluster', 'info'], { encoding: 'utf8' });
   return info.stdout.includes('cluster_state:ok');
 }

@@ -20,8 +20,9 @@
 
   Reply: { entry_id, status }
     entry_id   the appended entry's id, or the original one when the record existed
-    status     0 appended; 1 duplicate (record with the same body, nothing appended);
-               2 key reused (record with a different body, nothing appended)
+    status     0 appended; 1 duplicate (record with the same body, nothing appended; the
+               record is rewritten as it was, see below); 2 key reused (record with a
+               different body, nothing appended)
   Records written before digests existed hold only the entry id: treated as duplicates.
   A record of a scheduled event (schedule-publish.lua) holds 'scheduled@<due ms>' or
   'cancelled@<due ms>' in place of the entry id: a publish of its event_id is a duplicate
@@ -34,13 +35,14 @@ local digest = publish_digest(ARGV, 3, tonumber(ARGV[2]))
 local record = redis.call('GET', KEYS[2])
 if record then
   local original, stored = string.match(record, '^(%S+) (%x+)$')
-  if not original then
-    return { record, 1 }
-  end
-  if stored ~= digest then
+  if original and stored ~= digest then
     return { original, 2 }
   end
-  return { original, 1 }
+  -- A duplicate rewrites its record unchanged (KEEPTTL: the window is not extended): a write
+  -- of this connection after the original append, so a WAIT / WAITAOF sent behind this call
+  -- (durability on request) waits for the original too, whichever connection appended it.
+  redis.call('SET', KEYS[2], record, 'KEEPTTL')
+  return { original or record, 1 }
 end
 
 local entry_id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))

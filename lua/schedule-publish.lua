@@ -79,8 +79,11 @@ if window > 0 then
   local record = redis.call('GET', record_key)
   if record then
     local original, stored = string.match(record, '^(%S+) (%x+)$')
-    if not original then return { 1, record, due, now } end
-    return { stored == digest and 1 or 2, original, due, now }
+    if original and stored ~= digest then return { 2, original, due, now } end
+    -- A duplicate rewrites its record unchanged (KEEPTTL), as publish.lua does: a write of
+    -- this connection, so a WAIT / WAITAOF behind this call covers the original's writes too.
+    redis.call('SET', record_key, record, 'KEEPTTL')
+    return { 1, original or record, due, now }
   end
 end
 local scheduled_at = redis.call('ZSCORE', due_key, event_id)

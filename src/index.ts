@@ -59,6 +59,7 @@ export type { Publisher, PublisherOptions, PublishResult } from './publish/publi
 export type { PublishEvent } from './publish/entry-fields';
 export type { ScheduledState } from './publish/scheduled';
 export type { ScheduleOptions } from './schedule/due-time';
+export type { DurabilityInput } from './redis/durability';
 export { SecretKey } from './auth/secret';
 export type { KeyInput } from './auth/secret';
 export type { StreamAuth, StreamAuthInput } from './auth/modes';

@@ -39,6 +39,10 @@ export { Rejection, Deferral, Verdicts, verdictOfThrown, isValidReason } from '.
 export type { HandlerOutcome, RetainCause, Verdict } from './verdict/verdict';
 
 // Redis port (both clients share it) and the REST client
+export { describeServer, serverCapabilities } from './redis/capabilities';
+export type { ServerCapabilities, ServerFamily } from './redis/capabilities';
+export { durabilitySchema } from './redis/durability';
+export type { Durability, DurabilityInput } from './redis/durability';
 export { meterPort } from './redis/metered';
 export type { MeteredPort } from './redis/metered';
 export { command } from './redis/port';

@@ -12,6 +12,7 @@ import { keyTagProblems } from '../entry/hash-tag';
 import { deriveStreamKeys, derivedKeyProblems, isValidKeyName, type StreamKeys } from '../entry/keys';
 import { IN_ENGLISH } from '../ground/zod-messages';
 import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
+import { durabilitySchema, durabilityWaitMs } from '../redis/durability';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
@@ -77,6 +78,12 @@ export const consumerConfigSchema = z.strictObject({
   maxRoundBytes: z._default(z.int().check(z.minimum(65_536), z.maximum(536_870_912)), 4 * 1024 * 1024),
   /** Where a newly created group starts: `0-0` replays history, `$` starts from now. */
   startFrom: z._default(z.enum(['0-0', '$']), '0-0'),
+  /**
+   * Each settle is followed, in its round trip, by WAITAOF / WAIT for the AOF and replicas asked
+   * for. The acks happen either way: a wait that falls short is counted (`settledUnconfirmed`),
+   * never undone. Refused over REST, and on a server without WAITAOF when it is involved.
+   */
+  durability: z.optional(durabilitySchema),
 });
 
 export type ConsumerConfigInput = z.input<typeof consumerConfigSchema>;
@@ -120,6 +127,12 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
     });
   }
   problems.push(...hashTagProblems(config.keys, config.keyTag));
+  if (config.durability !== undefined && durabilityWaitMs(config.durability) >= config.settleReserveMs) {
+    problems.push({
+      path: 'durability.timeoutMs',
+      message: `the durability waits (${durabilityWaitMs(config.durability)} ms at most) must end within settleReserveMs (${config.settleReserveMs} ms), the time a run keeps for its last settle: raise settleReserveMs or lower the timeout`,
+    });
+  }
   return problems;
 }
 

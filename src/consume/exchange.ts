@@ -7,6 +7,10 @@
  *
  * It never rejects: the loop has handlers running while an exchange is out, and a rejection
  * nobody awaits yet would be unhandled.
+ *
+ * With config `durability`, an exchange that settles ends with WAITAOF / WAIT (they cannot run
+ * in a script, and cover every write sent before them on the connection). A wait that falls
+ * short leaves the settles done — an ack cannot be taken back — and marks them unconfirmed.
  */
 import { claimOperations, claimOutcome, type ClaimPlan, type ClaimResult } from './claim';
 import type { ConsumerConfig } from './config';
@@ -15,7 +19,8 @@ import { RedisCommandError } from '../ground/errors';
 import type { RedisPort, RedisReply } from '../redis/port';
 import { asInteger } from '../redis/reply';
 import { runOperationsSettled, type Operation, type ScriptCall } from '../redis/script';
-import { settleResultOf, type SettleResult } from './settle';
+import { durabilityCommands, durabilityOutcome } from '../redis/durability';
+import { settleResultOf, unconfirmedSettle, type SettleResult } from './settle';
 
 export interface ExchangeRequest {
   /** settle.lua calls, one per decided round (replayed settles are idempotent). */
@@ -53,9 +58,11 @@ export async function exchange(port: RedisPort, config: ConsumerConfig, request:
   ops.push(...claimOps);
   if (ops.length === 0) return { settled: [], released: 0, held: 0, claim: undefined, taken: NOTHING_TAKEN, error: undefined, claimError: undefined };
 
+  const durability = settles.length > 0 ? config.durability : undefined;
+  const waits = durability === undefined ? [] : durabilityCommands(durability);
   let replies: Array<RedisReply | RedisCommandError>;
   try {
-    replies = await runOperationsSettled(port, ops);
+    replies = await runOperationsSettled(port, ops, waits);
   } catch (error) {
     // Nothing is known: a claim in it may have taken entries, which stay pending until minIdle (as after a crash).
     return { settled: settles.map(() => undefined), released: 0, held: 0, claim: undefined, taken: NOTHING_TAKEN, error, claimError: error };
@@ -64,10 +71,12 @@ export async function exchange(port: RedisPort, config: ConsumerConfig, request:
   let error: unknown;
   let slot = 0;
   const next = (): RedisReply | RedisCommandError => replies[slot++]!;
+  const confirmed = durability === undefined || durabilityOutcome(durability, replies.slice(ops.length)).confirmed;
   const settled = settles.map(() => {
     const reply = next();
     if (reply instanceof RedisCommandError) return void (error ??= reply);
-    return decoded(() => settleResultOf(reply), (e) => (error ??= e));
+    const result = decoded(() => settleResultOf(reply), (e) => (error ??= e));
+    return result === undefined || confirmed ? result : unconfirmedSettle(result);
   });
   const [released, held] = puts.map((put) => {
     if (put === undefined) return 0;
@@ -79,7 +88,7 @@ export async function exchange(port: RedisPort, config: ConsumerConfig, request:
   let claimError: unknown;
   let taken = NOTHING_TAKEN;
   if (request.claim !== undefined) {
-    const outcome = claimOutcome(request.claim, replies.slice(slot));
+    const outcome = claimOutcome(request.claim, replies.slice(slot, ops.length));
     if ('claim' in outcome) claim = outcome.claim;
     else {
       claimError = outcome.error;

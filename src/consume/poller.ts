@@ -10,6 +10,7 @@ import type { StreamEntry } from '../entry/entry';
 import { ConfigError } from '../ground/errors';
 import { ensureGroup, type EnsureGroupResult } from './groups';
 import type { RedisPort } from '../redis/port';
+import { checkDurabilitySupport, durabilityTransportProblems } from '../redis/durability';
 import { processRunMemory, type RunMemory } from './run-memory';
 import { runPoller, type RunOptions } from './run';
 import type { RunReport } from './report';
@@ -40,10 +41,19 @@ export function assertWaitSupported(config: ConsumerConfig, port: RedisPort): vo
   }
 }
 
+/** Settle durability cannot be given over REST (Upstash has no WAIT): a config error at construction. */
+export function assertDurabilityTransport(config: ConsumerConfig, port: RedisPort): void {
+  const problems = durabilityTransportProblems(config.durability, port.transport, 'durability');
+  if (problems.length > 0) throw new ConfigError('consumer config', problems);
+}
+
 export function createPoller(options: PollerOptions): Poller {
   const config = parseConsumerConfig(options.config);
   if (options.port.cluster) assertSingleSlot(config.keys);
   assertWaitSupported(config, options.port);
+  assertDurabilityTransport(config, options.port);
+  // Before the first claim (a refusal must not strand handled entries): once per port.
+  const serverReady = () => checkDurabilitySupport(options.port, config.durability, 'durability', 'consumer config');
   const deps = {
     port: options.port,
     config,
@@ -55,6 +65,9 @@ export function createPoller(options: PollerOptions): Poller {
   return {
     config,
     ensureGroup: () => ensureGroup(options.port, config.keys.stream, config.group, config.startFrom),
-    run: (runOptions) => runPoller(deps, runOptions),
+    run: async (runOptions) => {
+      await serverReady();
+      return runPoller(deps, runOptions);
+    },
   };
 }

@@ -6,6 +6,11 @@ export interface RoundReport {
   readonly deadLettered: number;
   /** Dead-letters whose marker already existed (replay after a partial failure): acked, no second record. */
   readonly markerHits: number;
+  /**
+   * Entries acked or dead-lettered whose durability wait (config `durability`) fell short: the
+   * settle happened; that it survives losing the primary is not confirmed.
+   */
+  readonly settledUnconfirmed: number;
   readonly retained: number;
   /** Retained because the handler returned something other than its success values: a bug to fix. */
   readonly handlerContractErrors: number;
@@ -39,6 +44,7 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   acked: 0,
   deadLettered: 0,
   markerHits: 0,
+  settledUnconfirmed: 0,
   retained: 0,
   handlerContractErrors: 0,
   reclaimed: 0,
@@ -59,6 +65,7 @@ export const COUNTERS = [
   'acked',
   'deadLettered',
   'markerHits',
+  'settledUnconfirmed',
   'retained',
   'handlerContractErrors',
   'reclaimed',

@@ -132,6 +132,7 @@ export function roundReport(
     acked: settled.acked,
     deadLettered: settled.deadLetterRecords,
     markerHits: settled.markerHits,
+    settledUnconfirmed: settled.unconfirmed,
     retained,
     handlerContractErrors,
     reclaimed: claim.reclaimed,

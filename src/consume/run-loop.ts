@@ -477,6 +477,7 @@ export class RunLoop {
       acked: settled.acked,
       deadLettered: settled.deadLetterRecords,
       markerHits: settled.markerHits,
+      settledUnconfirmed: settled.unconfirmed,
       released: last?.released ?? 0,
       held: last?.held ?? 0,
       // A batch claimed ahead and released unstarted still counts for what XAUTOCLAIM did to the PEL.

@@ -21,9 +21,14 @@ export interface SettleResult {
   readonly deadLetterRecords: number;
   /** Dead-letters found already recorded (replay after a partial failure): acked only. */
   readonly markerHits: number;
+  /**
+   * Of the entries above, those whose durability wait (config `durability`) fell short: the
+   * settle happened, that it survives losing the primary is not confirmed.
+   */
+  readonly unconfirmed: number;
 }
 
-export const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0 };
+export const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0, unconfirmed: 0 };
 
 export function needsSettling(decisions: readonly Decision[]): boolean {
   return decisions.some((d) => d.verdict.kind !== 'retain');
@@ -67,5 +72,11 @@ export function settleResultOf(reply: RedisReply | undefined): SettleResult {
     acked: asInteger(acked, 'settle acked'),
     deadLetterRecords: asInteger(records, 'settle records'),
     markerHits: asInteger(hits, 'settle marker hits'),
+    unconfirmed: 0,
   };
+}
+
+/** The same settle, its durability not confirmed: everything it settled counts as unconfirmed. */
+export function unconfirmedSettle(settled: SettleResult): SettleResult {
+  return { ...settled, unconfirmed: settled.acked + settled.deadLetterRecords + settled.markerHits };
 }

@@ -60,8 +60,9 @@ export function runLogLine(result: JobReport, options: LogOptions): string {
   const counters: Counters = { rounds: report.rounds, handlerMicrosSum: report.handlerMicrosSum };
   for (const metric of POLL_METRICS) counters[metric] = report[metric];
   return formatLogLine({
-    // Deleted-pending entries and handler contract errors are bugs or data loss to look at.
-    level: report.deletedPending > 0 || report.handlerContractErrors > 0 ? 'warn' : 'info',
+    // Deleted-pending entries and handler contract errors are bugs or data loss to look at; an
+    // unconfirmed settle durability, replicas or an AOF that did not keep up.
+    level: report.deletedPending > 0 || report.handlerContractErrors > 0 || report.settledUnconfirmed > 0 ? 'warn' : 'info',
     msg: 'poll run',
     deployment,
     job: 'poll',

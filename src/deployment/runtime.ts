@@ -18,6 +18,8 @@ import { postgresOf, type Postgres, type PostgresContext } from './postgres';
 import type { StreamAuthRef } from './schema';
 import { sendWakeUps, type WakeUpSender } from './wake-up-plan';
 import { parseSecretKey, readSecrets, type SecretEnv } from './secrets';
+import { durabilityTransportProblems } from '../redis/durability';
+import { ConfigError } from '../ground/errors';
 
 export interface RuntimeOptions {
   readonly port: RedisPort;
@@ -75,6 +77,7 @@ function wakingPublisher(publisher: Publisher, wakeUp: NonNullable<RuntimeOption
       if (results.length > 0) await wake(results);
       return results;
     },
+    ready: () => publisher.ready(),
   };
 }
 
@@ -114,13 +117,29 @@ function consumerAuth(ref: StreamAuthRef, secrets: Map<string, string>): StreamA
   return parseStreamAuth(input, 'consumer');
 }
 
+/**
+ * Durability asked of a client that cannot give it (REST: no WAIT), refused when the runtime is
+ * built — at start-up, not at the first publish or settle.
+ */
+function assertDurabilityTransport(config: DeploymentConfig, port: RedisPort): void {
+  const problems = [
+    ...durabilityTransportProblems(config.data.publishApi?.durability, port.transport, 'publishApi.durability'),
+    ...[...config.consumers.values()].flatMap((plan) =>
+      durabilityTransportProblems(plan.config.durability, port.transport, `consumers.${plan.name}.settings.durability`),
+    ),
+  ];
+  if (problems.length > 0) throw new ConfigError(`deployment ${config.name} on the ${port.transport} client`, problems);
+}
+
 export function createRuntime(config: DeploymentConfig, options: RuntimeOptions): DeploymentRuntime {
   const { port, env } = options;
+  assertDurabilityTransport(config, port);
   const hmac = options.hmac ?? webCryptoHmac;
   const log = options.log ?? console.log;
   const pollers = new Map<string, Poller>();
   const publishers = new Map<string, Publisher>();
   const dedupeWindowSeconds = config.data.publishApi?.dedupeWindowSeconds;
+  const durability = config.data.publishApi?.durability;
 
   const publisherFor = (producer: string): Publisher => {
     const cached = publishers.get(producer);
@@ -131,6 +150,7 @@ export function createRuntime(config: DeploymentConfig, options: RuntimeOptions)
       port,
       hmac,
       dedupeWindowSeconds,
+      durability,
       routes: Object.fromEntries(
         routes.map((r) => [
           r.eventType,

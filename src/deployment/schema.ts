@@ -11,6 +11,7 @@ import { tablesSchema } from '../postgres/tables';
 import type { ConsumerFactory } from './consumers';
 import { scheduleProblem } from './schedule';
 import { trimLimitSchema } from '../retention/config';
+import { durabilitySchema } from '../redis/durability';
 
 /** Default of `publishApi.dashboard.idleRecordSeconds` (deployment/run-history.ts). */
 export const IDLE_RECORD_SECONDS = 300;
@@ -104,6 +105,12 @@ export const deploymentSchema = z.strictObject({
        * into duplicates instead of second appends.
        */
       dedupeWindowSeconds: z._default(z.int().check(z.minimum(1), z.maximum(7 * 24 * 3600)), 600),
+      /**
+       * Every publisher of the deployment (the API's, handlers' follow-ups, the outbox relay)
+       * reports success only once the append reached the AOF / replicas asked for (WAITAOF /
+       * WAIT); refused over REST, and on a server without WAITAOF when it is involved.
+       */
+      durability: z.optional(durabilitySchema),
       /**
        * The ops dashboard at `/ops` (off when absent): its admin token's variable, a secret of
        * its own (never a producer token). Enabling it also makes runs record the dashboard's

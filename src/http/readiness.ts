@@ -1,12 +1,14 @@
 /**
  * `GET /readyz` for a deployment (SPEC §6.2, §8): Redis answers PING, every consumer's
  * group exists (ensured idempotently, which also surfaces missing ACL rights), and every
- * producer's publisher can be built (its signing keys are present and valid). The public
- * answer names each check and its error code only; messages go to the log.
+ * producer's publisher can be built (its signing keys are present and valid) and gets from
+ * the server what its durability option needs. The public answer names each check and its
+ * error code only; messages go to the log.
  */
 import type { DeploymentRuntime } from '../deployment/runtime';
 import { checkReadiness, type Readiness } from '../probes/readiness';
 import { boundByDeadline } from '../redis/deadline';
+import { withTimeLimit } from '../ground/time-limit';
 
 /**
  * How long /readyz may wait for Redis. A probe must answer before its caller's own timeout
@@ -29,8 +31,17 @@ export async function deploymentReadiness(runtime: DeploymentRuntime): Promise<R
   return checkReadiness({
     port,
     consumers: [...runtime.config.consumers.values()].map((plan) => plan.config),
-    extra: producers.map((producer) => ({ name: 'publisher', subject: producer, run: () => runtime.publisherFor(producer) })),
+    extra: producers.map((producer) => ({ name: 'publisher', subject: producer, run: () => publisherReady(runtime, producer) })),
   });
+}
+
+/**
+ * The producer's publisher can be built (its signing keys are present and valid) and the
+ * server gives what its config asks (durability: WAITAOF, AOF on), learned within the probe's
+ * time (once per process: then it is cached).
+ */
+async function publisherReady(runtime: DeploymentRuntime, producer: string): Promise<void> {
+  await withTimeLimit(runtime.publisherFor(producer).ready(), READINESS_TIMEOUT_MS);
 }
 
 export function publicChecks(readiness: Readiness): PublicCheck[] {

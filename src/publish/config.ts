@@ -13,6 +13,8 @@ import { hashTagOf, keyTagProblems } from '../entry/hash-tag';
 import { deriveStreamKeys } from '../entry/keys';
 import { IN_ENGLISH } from '../ground/zod-messages';
 import { MAX_SCHEDULE_DELAY_MS } from '../schedule/due-time';
+import { durabilitySchema, durabilityTransportProblems, durabilityWaitMs, type Durability } from '../redis/durability';
+import type { Transport } from '../redis/port';
 
 /** SPEC §6.1 default: long enough to cover an outbox's retry backoff. */
 export const DEFAULT_DEDUPE_WINDOW_SECONDS = 600;
@@ -44,6 +46,11 @@ export const publisherConfigSchema = z.lazy(() => {
     timeoutMs: z._default(z.int().check(z.minimum(1), z.maximum(60_000)), DEFAULT_PUBLISH_TIMEOUT_MS),
     /** Longest delay of a scheduled publish (deliverAt / delayMs), ms; at most 365 days. */
     maxDelayMs: z._default(z.int().check(z.minimum(1), z.maximum(MAX_SCHEDULE_DELAY_MS)), MAX_SCHEDULE_DELAY_MS),
+    /**
+     * Success means the append also reached the primary's AOF and/or replicas (WAITAOF / WAIT,
+     * sent right after it in the same round trip); falling short is a transient failure.
+     */
+    durability: z.optional(durabilitySchema),
   });
 });
 
@@ -62,6 +69,19 @@ export interface PublisherConfig {
   readonly timeoutMs: number;
   /** Longest delay a scheduled publish may ask for, ms. */
   readonly maxDelayMs: number;
+  readonly durability: Durability | undefined;
+}
+
+/** The durability waits must fit the publish's own time limit, or every slow wait fails as a timeout. */
+function durabilityProblems(durability: Durability | undefined, timeoutMs: number, transport: Transport): ConfigProblem[] {
+  const problems = durabilityTransportProblems(durability, transport, 'durability');
+  if (durability !== undefined && durabilityWaitMs(durability) >= timeoutMs) {
+    problems.push({
+      path: 'durability.timeoutMs',
+      message: `the durability waits (${durabilityWaitMs(durability)} ms at most) must end before the publish's timeoutMs (${timeoutMs} ms): lower it or raise timeoutMs`,
+    });
+  }
+  return problems;
 }
 
 function slotProblems(route: PublishRoute, path: string, keyTag: string | undefined, cluster: boolean, dedupe: boolean): ConfigProblem[] {
@@ -79,11 +99,11 @@ function slotProblems(route: PublishRoute, path: string, keyTag: string | undefi
   return problems;
 }
 
-export function parsePublisherConfig(input: unknown, options: { cluster: boolean }): PublisherConfig {
+export function parsePublisherConfig(input: unknown, options: { cluster: boolean; transport?: Transport }): PublisherConfig {
   const parsed = publisherConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('publisher config', problemsOf(parsed.error));
-  const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs, maxDelayMs } = parsed.data;
-  const problems: ConfigProblem[] = [];
+  const { routes: routeInputs, auth: defaultAuth, dedupeWindowSeconds, keyTag, timeoutMs, maxDelayMs, durability } = parsed.data;
+  const problems: ConfigProblem[] = durabilityProblems(durability, timeoutMs, options.transport ?? 'tcp');
   const routes = new Map<string, PublishRoute>();
   for (const [eventType, input] of Object.entries(routeInputs)) {
     const path = `routes.${eventType}`;
@@ -107,5 +127,5 @@ export function parsePublisherConfig(input: unknown, options: { cluster: boolean
   }
   if (problems.length > 0) throw new ConfigError('publisher config', problems);
   // FrozenMap, not a frozen Map: Object.freeze does not stop Map#set from redirecting publishes.
-  return Object.freeze({ routes: new FrozenMap(routes), dedupeWindowSeconds, timeoutMs, maxDelayMs });
+  return Object.freeze({ routes: new FrozenMap(routes), dedupeWindowSeconds, timeoutMs, maxDelayMs, durability: durability && Object.freeze(durability) });
 }

@@ -1,18 +1,20 @@
 /**
- * The library publisher (SPEC §6.1). Success means Redis confirmed the append. Any failure
- * to get that confirmation is a transient PublishError — the caller's outbox retries — and
- * counts as a duplicate hint, because the append may have happened. A batch is one round
- * trip; with the dedupe window on, each event goes through publish.lua, so retrying a batch
- * that half-failed appends only what is missing.
+ * The library publisher (SPEC §6.1). Success means Redis confirmed the append — and, with
+ * `durability`, that the append reached the AOF or the replicas asked for (WAITAOF / WAIT in
+ * the same round trip). Any failure to get that confirmation is a transient PublishError —
+ * the caller's outbox retries — and counts as a duplicate hint, because the append may have
+ * happened. A batch is one round trip; with the dedupe window on, each event goes through
+ * publish.lua, so retrying a batch that half-failed appends only what is missing.
  */
 import type { HmacEngine } from '../auth/hmac';
 import { appendScript, publishScript } from '../generated/lua-scripts';
 import { sizeKeys } from '../entry/size-keys';
-import { describeThrown } from '../ground/errors';
+import { describeThrown, errorCode } from '../ground/errors';
 import { hashTagOf } from '../entry/hash-tag';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
-import { runOperations, type Operation } from '../redis/script';
+import { runOperationsSettled, throwIfError, type Operation } from '../redis/script';
+import { checkDurabilitySupport, durabilityCommands, durabilityNeedsServer, durabilityOutcome } from '../redis/durability';
 import { MAX_PUBLISH_BATCH, parsePublisherConfig, type PublisherConfig, type PublisherConfigInput } from './config';
 import { checkEvent, prepareEntry, routeOf, type PreparedEntry, type PublishEvent } from './entry-fields';
 import type { DueTime, ScheduleOptions } from '../schedule/due-time';
@@ -55,6 +57,13 @@ export interface Publisher {
   publishBatch(events: readonly PublishEvent[]): Promise<PublishResult[]>;
   /** Events of this publisher that went through a failed append. */
   readonly duplicateHints: number;
+  /**
+   * Checks what the config asks of the server — with `durability` involving WAITAOF, that the
+   * server has it (and its AOF is on for `primaryAof`) — and throws a ConfigError naming the
+   * option if not. Asks the server once per port; call it at the start of a long-lived process.
+   * The first publish checks it too.
+   */
+  ready(): Promise<void>;
 }
 
 /** Field/value pairs the dedupe digest covers: event type, event id, payload (entry-fields.ts puts them first). */
@@ -82,6 +91,10 @@ function operationOf(config: PublisherConfig, entry: PreparedEntry, cluster: boo
   };
 }
 
+function describeEntries(entries: readonly PreparedEntry[]): string {
+  return entries.length === 1 ? `event ${entries[0]!.event.eventId}` : `batch of ${entries.length} events`;
+}
+
 function resultOf(config: PublisherConfig, entry: PreparedEntry, reply: RedisReply, due: DueTime | undefined): PublishResult {
   const base = { eventId: entry.event.eventId, eventType: entry.event.eventType, stream: entry.route.stream };
   if (due !== undefined) return { ...base, ...scheduledOutcome(entry, reply, config.maxDelayMs) };
@@ -104,11 +117,41 @@ function carryingTrace(event: PublishEvent, traceparent: string | undefined): Pu
 
 export function createPublisher(options: PublisherOptions): Publisher {
   const { port, hmac, ...input } = options;
-  const config = parsePublisherConfig(input, { cluster: port.cluster });
+  const config = parsePublisherConfig(input, { cluster: port.cluster, transport: port.transport });
+  const waits = config.durability === undefined ? [] : durabilityCommands(config.durability);
   let hints = 0;
+  const ready = () => checkDurabilitySupport(port, config.durability, 'durability', 'publisher config');
+  const checksServer = config.durability !== undefined && durabilityNeedsServer(config.durability);
+
+  /**
+   * Refused before anything is sent: a server that cannot give the durability asked for (a
+   * ConfigError naming the option, as is). Not learning it in time is a transient failure
+   * that appended nothing, so it counts no duplicate hint.
+   */
+  const serverReady = async (entries: PreparedEntry[]): Promise<void> => {
+    try {
+      await withTimeLimit(ready(), config.timeoutMs);
+    } catch (error) {
+      if (errorCode(error) === 'CONFIG_INVALID') throw error;
+      const reason = describeThrown(error).message ?? 'unknown failure';
+      throw new PublishError('PUBLISH_APPEND_FAILED', `${describeEntries(entries)} not sent (retry it): what the server offers could not be learned: ${reason}`, { cause: error });
+    }
+  };
+
+  /** The appends' replies, once Redis confirmed them (and their durability, when asked). */
+  const confirmed = async (entries: PreparedEntry[], dues: ReadonlyArray<DueTime | undefined>): Promise<RedisReply[]> => {
+    const replies = await runOperationsSettled(port, entries.map((entry, i) => operationOf(config, entry, port.cluster, dues[i])), waits);
+    const appended = replies.slice(0, entries.length).map(throwIfError);
+    if (config.durability !== undefined) {
+      const durability = durabilityOutcome(config.durability, replies.slice(entries.length));
+      if (!durability.confirmed) throw new Error(`durability not confirmed: ${durability.detail}`);
+    }
+    return appended;
+  };
 
   const appendAll = async (entries: PreparedEntry[], dues: ReadonlyArray<DueTime | undefined>): Promise<RedisReply[]> => {
-    const sent = runOperations(port, entries.map((entry, i) => operationOf(config, entry, port.cluster, dues[i])));
+    if (checksServer) await serverReady(entries);
+    const sent = confirmed(entries, dues);
     try {
       // A publish never waits longer than its budget for a reply.
       return await withTimeLimit(sent, config.timeoutMs);
@@ -116,9 +159,8 @@ export function createPublisher(options: PublisherOptions): Publisher {
       sent.catch(() => {}); // a late rejection after the timeout is already accounted for
       hints += entries.length;
       addProcessDuplicateHints(entries.length);
-      const what = entries.length === 1 ? `event ${entries[0]!.event.eventId}` : `batch of ${entries.length} events`;
       const reason = describeThrown(error).message ?? 'unknown failure';
-      throw new PublishError('PUBLISH_APPEND_FAILED', `append of ${what} not confirmed (retry it): ${reason}`, { cause: error });
+      throw new PublishError('PUBLISH_APPEND_FAILED', `append of ${describeEntries(entries)} not confirmed (retry it): ${reason}`, { cause: error });
     }
   };
 
@@ -154,5 +196,6 @@ export function createPublisher(options: PublisherOptions): Publisher {
     get duplicateHints() {
       return hints;
     },
+    ready,
   };
 }

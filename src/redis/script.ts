@@ -43,19 +43,29 @@ function isNoScript(reply: RedisReply | RedisCommandError): reply is RedisComman
  * Runs the operations in one round trip (two when a script must be loaded) and returns
  * every reply, an error reply in its slot (script errors name the script). For callers
  * that must act on the replies that did succeed, e.g. a claim sent beside a failed settle.
+ * `after` are commands that must follow every write of the exchange (a durability wait:
+ * WAIT/WAITAOF cover the connection's writes sent before them); their replies come last, and
+ * they are sent again behind the scripts a NOSCRIPT made re-send.
  */
-export async function runOperationsSettled(port: RedisPort, ops: readonly Operation[]): Promise<Array<RedisReply | RedisCommandError>> {
-  const replies = await port.exchange(ops.map(toCommand));
+export async function runOperationsSettled(
+  port: RedisPort,
+  ops: readonly Operation[],
+  after: readonly RedisCommand[] = [],
+): Promise<Array<RedisReply | RedisCommandError>> {
+  const replies = await port.exchange([...ops.map(toCommand), ...after]);
   const missing = ops.flatMap((op, i) => (isScriptCall(op) && isNoScript(replies[i]!) ? [i] : []));
   if (missing.length > 0) {
-    const retried = await port.exchange(missing.map((i) => evalCommand(ops[i] as ScriptCall, false)));
+    const retried = await port.exchange([...missing.map((i) => evalCommand(ops[i] as ScriptCall, false)), ...after]);
     missing.forEach((slot, j) => {
       replies[slot] = retried[j]!;
     });
+    after.forEach((_, j) => {
+      replies[ops.length + j] = retried[missing.length + j]!;
+    });
   }
   return replies.map((reply, i) => {
-    const op = ops[i]!;
-    if (reply instanceof RedisCommandError && isScriptCall(op)) return new RedisCommandError(`script ${op.script.name}`, reply.reply, { cause: reply });
+    const op = ops[i];
+    if (reply instanceof RedisCommandError && op !== undefined && isScriptCall(op)) return new RedisCommandError(`script ${op.script.name}`, reply.reply, { cause: reply });
     return reply;
   });
 }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
+import { redisServerProcessName } from '../../local/redis-server';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, 'interrupted-scenario.ts');
@@ -60,7 +61,8 @@ function descendants(root: number): Proc[] {
 }
 
 function isRedisServer(proc: Proc): boolean {
-  return proc.argv[0]?.includes('redis-server') ?? false;
+  // The binary SAGA_REDIS_SERVER picks (valkey-server, say) names its process after itself.
+  return proc.argv[0]?.includes(redisServerProcessName()) ?? false;
 }
 
 /** The folders a started process works in: a redis-server's --dir, a poll process's bundle and ledger folders. */

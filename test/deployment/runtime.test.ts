@@ -128,6 +128,8 @@ describe.each(clientKinds)('deployment runtime over $name', (kind) => {
     expect(metricNames).toEqual(expect.arrayContaining(['markerHits', 'released', 'handlerContractErrors']));
     const contractError = { ...participant, report: { ...participant.report, handlerContractErrors: 1 } };
     expect(JSON.parse(runLogLine(contractError, { deployment: 'shop' }))).toMatchObject({ level: 'warn', handlerContractErrors: 1 });
+    const unconfirmed = { ...participant, report: { ...participant.report, settledUnconfirmed: 1 } };
+    expect(JSON.parse(runLogLine(unconfirmed, { deployment: 'shop' }))).toMatchObject({ level: 'warn', settledUnconfirmed: 1 });
 
     // A second command, so the first is below every group's frontier and can go; trim keeps
     // the frontier entry itself (the last delivered one) and everything after it.

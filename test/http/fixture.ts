@@ -5,6 +5,7 @@
  */
 import { entryConsumer } from '../../src/deployment/consumers';
 import { defineConfig, type DeploymentConfig } from '../../src/deployment/define-config';
+import type { DurabilityInput } from '../../src/redis/durability';
 
 export const SHOP_TOKEN = 'shop-token-6f1d2a9c0b7e4f31';
 export const BILLING_TOKEN = 'billing-token-93c5e1d7a2f0';
@@ -27,6 +28,7 @@ export interface PublishApiOptions {
   readonly maxBatch?: number;
   readonly dedupeWindowSeconds?: number;
   readonly dashboard?: { readonly adminTokenEnv: string };
+  readonly durability?: DurabilityInput;
 }
 
 export function publishDeployment(prefix: string, publishApi: PublishApiOptions = {}): DeploymentConfig {

@@ -1,7 +1,9 @@
 /**
  * Vitest global setup of the Redis-facing projects: private redis-server processes on free
  * ports (a standalone server and a 3-master Cluster), and an Upstash-protocol REST server in
- * front of the standalone one, so every suite also runs over @upstash/redis. `REDIS_URL`
+ * front of the standalone one, so every suite also runs over @upstash/redis.
+ * `SAGA_REDIS_SERVER` picks the binary they run (e.g. /usr/bin/valkey-server; default
+ * redis-server; `npm run test:servers` runs the suites once per binary found). `REDIS_URL`
  * points the standalone suites at your own server instead; `REDIS_CLUSTER_NODES`
  * (host:port,...) does the same for Cluster. Several projects share one set per run
  * (shared-service.ts); the last to finish stops them, failed tests included, and an
@@ -9,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { startRedisCluster, startRedisServer } from '../../local/redis-server';
+import { redisServerProcessName, startRedisCluster, startRedisServer } from '../../local/redis-server';
 import { startRestServer } from '../../local/rest-emulator';
 import { childPidsNamed, killOnExit } from './exit-guard';
 import { acquire, type Service } from './shared-service';
@@ -65,10 +67,11 @@ async function startStandalone(): Promise<Service<string>> {
 }
 
 async function startCluster(): Promise<Service<ClusterNodes>> {
-  const before = new Set(childPidsNamed('redis-server'));
+  const name = redisServerProcessName();
+  const before = new Set(childPidsNamed(name));
   const cluster = await startRedisCluster(3);
-  // The Cluster's handle has no pids: its nodes are the redis-server children it just added.
-  const unguards = childPidsNamed('redis-server')
+  // The Cluster's handle has no pids: its nodes are the server children it just added.
+  const unguards = childPidsNamed(name)
     .filter((pid) => !before.has(pid))
     .map((pid) => killOnExit(pid));
   return { value: [...cluster.nodes], stop: async () => (await cluster.stop(), unguards.forEach((unguard) => unguard())) };
