@@ -8,6 +8,7 @@
  * Types come from `tsc --emitDeclarationOnly` (tsconfig.build.json, then
  * scripts/fix-dts-extensions.mjs): tsup's rollup-plugin-dts took 5 minutes here, tsc seconds.
  */
+import { copyFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 export const ENTRIES = {
@@ -37,4 +38,6 @@ export default defineConfig({
   // Error classes name themselves from their constructor: keep names through minifiers.
   keepNames: true,
   external: [/^node:/, 'aws-cdk-lib', 'constructs', /^@aws-sdk\//],
+  // The construct's bundles alias `debug` to this stub, found beside its own chunk (handler-file.ts).
+  onSuccess: async () => copyFileSync('infra/aws/ioredis-debug-off.cjs', 'dist/ioredis-debug-off.cjs'),
 });

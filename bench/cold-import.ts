@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import type { DeploymentConfig } from '../src/deployment/define-config';
-import { bundleExternals, writeHandlerFile } from '../infra/aws/handler-file';
+import { bundleAliases, bundleExternals, writeHandlerFile } from '../infra/aws/handler-file';
 
 const IMPORTS = 21;
 const TIMED_IMPORT = 'const t = performance.now(); await import(process.argv[1]); console.log(`IMPORT_MS ${performance.now() - t}`);';
@@ -59,6 +59,7 @@ async function bundlePoll(repoDir: string, entry: string, outfile: string): Prom
     format: 'cjs',
     target: 'node22',
     external: ['@aws-sdk/*', ...bundleExternals(config)],
+    alias: bundleAliases(),
     minify: true,
     keepNames: true,
     logLevel: 'error',

@@ -12,6 +12,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { FunctionRole } from '../../functions/aws/lib/roles';
+import { bundleAliases } from './handler-file';
 
 export interface SagaFunctionOptions {
   readonly role: FunctionRole;
@@ -76,6 +77,7 @@ export function sagaFunction(scope: Construct, id: string, options: SagaFunction
       sourceMap: true,
       sourcesContent: false,
       logLevel: LogLevel.WARNING,
+      esbuildArgs: Object.fromEntries(Object.entries(bundleAliases()).map(([name, path]) => [`--alias:${name}`, path])),
     },
   });
 }

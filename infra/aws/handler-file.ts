@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FunctionRole } from '../../functions/aws/lib/roles';
 import type { DeploymentConfig } from '../../src/deployment/define-config';
 import { ConfigError } from '../../src/ground/errors';
@@ -32,6 +33,16 @@ const FACTORY_OF: Readonly<Record<FunctionRole, string>> = {
  */
 export function bundleExternals(config: DeploymentConfig): string[] {
   return [...(config.data.redis.tcp ? [] : ['ioredis']), ...(config.data.postgres ? [] : ['pg'])];
+}
+
+/**
+ * Packages each function bundle replaces (esbuild `alias`): ioredis's `debug`, which only
+ * logs under DEBUG=ioredis:*, by a stub whose loggers are off (4.8 KiB gzip less in every
+ * TCP function's cold start). The stub sits beside this module in the repository and is
+ * copied beside the built construct in dist/ (tsup.config.ts).
+ */
+export function bundleAliases(): Record<string, string> {
+  return { debug: fileURLToPath(new URL('./ioredis-debug-off.cjs', import.meta.url)) };
 }
 
 /** The nearest lock file above the entry: the project root NodejsFunction bundles from. */

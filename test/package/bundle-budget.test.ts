@@ -11,6 +11,7 @@ import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { bundleAliases } from '../../infra/aws/handler-file';
 
 const KIB = 1024;
 const WORKER_BUDGET = 100 * KIB;
@@ -59,11 +60,14 @@ describe('bundle budgets', () => {
       // As the CDK construct bundles: the SDK is the runtime's, and node-postgres stays out
       // of a deployment without a database (the fixture's config has none).
       external: ['@aws-sdk/*', 'pg'],
+      alias: bundleAliases(),
     });
     console.log(`Lambda poll: ${(gzip / KIB).toFixed(1)} KiB gzip`);
     expect(gzip).toBeLessThanOrEqual(LAMBDA_POLL_BUDGET);
     expect(inputs.some((input) => input.includes('@aws-sdk') || input.includes('node_modules/hono'))).toBe(false);
     expect(inputs.filter((input) => CLASSIC_ZOD.test(input))).toEqual([]);
+    // ioredis's DEBUG logger is the construct's stub, not the `debug` package (4.8 KiB gzip).
+    expect(inputs.filter((input) => input.includes('node_modules/debug/'))).toEqual([]);
     // Schedules are validated without a cron library (the local clock alone uses croner).
     expect(inputs.some((input) => input.includes('node_modules/croner'))).toBe(false);
   });
