@@ -17,7 +17,8 @@ export type ErrorCode =
   | 'PUBLISH_EVENT_INVALID'
   | 'PUBLISH_APPEND_FAILED'
   | 'PUBLISH_KEY_REUSED'
-  | 'CALLBACK_FAILED';
+  | 'CALLBACK_FAILED'
+  | 'DEFERRAL_DELAY_INVALID';
 
 export class SagaStreamsError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C;
