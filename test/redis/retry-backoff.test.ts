@@ -122,6 +122,30 @@ describe.each(clientKinds)('retry backoff over $name', (kind) => {
     }
   });
 
+  it('lateness: a drain run reaches every due entry of its pass; one whose cursor starts past it leaves it to the next run', async () => {
+    const ids = await pendingEntries(41);
+    const now = await redisNow();
+    // 40 entries waiting on their backoff (5th delivery 11 s ago), and a due one behind them.
+    for (const id of ids.slice(0, 40)) await deliveredAt(id, now - 11_000, 5);
+    await deliveredAt(ids[40]!, now - 11_000, 1);
+    const seen: string[] = [];
+    const drain = () => createPoller({ port, config: fastConfig(stream, { minIdleMs: MIN_IDLE, reclaimBatch: 1 }), process: recordingProcessor(seen) }).run({ mode: 'drain' });
+    // A pass at reclaimBatch 1 reads 10 rows a claim: the run walks 5 claims to the due entry, then wraps and stops.
+    expect(await drain()).toMatchObject({ reclaimed: 1, acked: 1 });
+    expect(seen).toEqual(['p40']);
+    expect(await admin.get(config().keys.cursor)).toBe('0-0');
+    // Due again (as if retried and due), with the stored cursor past it (a run cut mid-pass):
+    // the next run finishes that pass and stops at the wrap; the run after it takes the entry.
+    const late = await append(admin, stream, { event_id: 'late', payload: 'late' });
+    await admin.xreadgroup('GROUP', 'g', 'gone', 'STREAMS', stream, '>');
+    await deliveredAt(late, now - 11_000, 1);
+    await admin.set(config().keys.cursor, `${Number(late.split('-')[0]) + 1}-0`);
+    expect(await drain()).toMatchObject({ reclaimed: 0 });
+    await deliveredAt(ids[0]!, now - 86_400_000, 5);
+    expect(await drain()).toMatchObject({ reclaimed: 2, acked: 2 });
+    expect(seen).toEqual(['p40', 'p0', 'late']);
+  });
+
   it('keeps today behaviour with fixed at minIdle: it takes what XAUTOCLAIM takes, page by page', async () => {
     const fixed = config({ retry: { backoff: 'fixed' } });
     // The same PEL on two streams (same ids, counts and delivery times): claim.lua pages one,
