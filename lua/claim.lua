@@ -1,8 +1,9 @@
 --[[
   claim.lua: one claim of a run, inside the byte budget (SPEC §5.1 "Claim", "Byte budget").
-  It reclaims idle pending entries from the shared cursor and decides how the fresh entries
-  are read, so that the reply (and the fresh read beside it) never carries more than the
-  byte allowance the run still has, and no step copies more through Lua than it must.
+  It reclaims the pending entries that are due (SPEC §5.6) from the shared cursor and decides
+  how the fresh entries are read, so that the reply (and the fresh read beside it) never
+  carries more than the byte allowance the run still has, and no step copies more through Lua
+  than it must.
 
   Reclaim. The PEL is paged from the cursor stored in Redis: a poll function keeps no memory
   between runs, and restarting at the first pending entry every run would let a first page of
@@ -29,7 +30,8 @@
   ARGV[4] entries are taken (deleted ones included); the cursor then stops at the next row. A
   due entry with a deferral record (KEYS[6]) loses the record when it is taken or found deleted.
   With fixed backoff at min idle and no deferrals this takes what XAUTOCLAIM <cursor> COUNT
-  ARGV[4] took, and stores the cursor it returned.
+  ARGV[4] took, and stores the cursor it returned (an entry deleted from the stream is reported
+  once due, where XAUTOCLAIM reported it at any idle time).
 
   Fresh read, three ways (ARGV[8]):
     'none'    no fresh entries this claim.
