@@ -85,6 +85,7 @@ function ratiosOf(figures: Figures, latency: ScenarioResult, context: RunContext
     product_over_per_message_b100: { value: pair(figures, 'product_b100_300B', 'per_message_b100_300B'), target: ['>=', 8] },
     product_b100_over_bullmq_c50: { value: pair(figures, 'product_b100_300B', 'bullmq_c50_300B'), target: ['>=', 4] },
     product_over_raw_b500_64KiB: { value: pair(figures, 'product_b500_64KiB', 'raw_b500_64KiB'), target: ['>=', 0.85] },
+    ...backoffRatios(figures),
     rss_product_over_raw_b500_64KiB: { value: pair(figures, 'product_b500_64KiB', 'raw_b500_64KiB', rss), target: ['<=', 0.6] },
     rss_peak_mib_b500_64KiB: { value: stat(runsOf(figures, 'product_b500_64KiB').map(rss)), target: undefined },
     latency_p99_ms_continuous: { value: latency.extra!.p99!, target: ['<=', 5] },
@@ -97,6 +98,34 @@ function ratiosOf(figures: Figures, latency: ScenarioResult, context: RunContext
     cold_import_ms_trivial_module: { value: context.coldImport.baselineMedianMs, target: undefined },
     ...(context.commandCosts ? commandCostRatios(context.commandCosts) : {}),
   };
+}
+
+/**
+ * Issue 26: the product with its default exponential retry backoff and nothing retained, over
+ * the same with `fixed` backoff (the reclaim rule from before backoff): within noise of 1. And
+ * the reclaim path: a drain that reclaims a crashed consumer's backlog, its entries/s against
+ * a fresh drain's and Redis's CPU per reclaimed entry.
+ */
+function backoffRatios(figures: Figures): Record<string, { value: Stat | number; target: Target }> {
+  const redisCpu = (name: string) => stat(runsOf(figures, name).map((r) => r.redis?.cpuMicrosPerEntry ?? Number.NaN));
+  return {
+    product_backoff_over_fixed_b100_300B: { value: pair(figures, 'product_b100_300B', 'product_fixed_b100_300B'), target: ['>=', 0.9] },
+    product_reclaim_over_product_b100_300B: { value: pair(figures, 'product_reclaim_b100_300B', 'product_b100_300B'), target: undefined },
+    redis_cpu_us_per_entry_product_b100_300B: { value: redisCpu('product_b100_300B'), target: undefined },
+    redis_cpu_us_per_entry_reclaim_b100_300B: { value: redisCpu('product_reclaim_b100_300B'), target: undefined },
+  };
+}
+
+/** `--backoff` alone: each scenario's entries/s and Redis CPU per entry, and the ratios. */
+export function printBackoffFigures(figures: Figures): void {
+  console.log('\nretry backoff (issue 26): median [min–max] over the repetitions');
+  console.log('scenario'.padEnd(30) + 'entries/s'.padEnd(30) + 'Redis CPU µs/entry');
+  for (const [name, runs] of figures) {
+    const cpu = stat(runs.map((r) => r.redis?.cpuMicrosPerEntry ?? Number.NaN));
+    console.log(name.padEnd(30) + shown(stat(runs.map(eps))).padEnd(30) + shown(cpu));
+  }
+  console.log('');
+  for (const [key, { value, target }] of Object.entries(backoffRatios(figures))) console.log(key.padEnd(44) + shown(value).padEnd(30) + met(valueOf(value), target));
 }
 
 const shown = (v: Stat | number) => (typeof v === 'number' ? fmt(v) : `${fmt(v.median)} [${fmt(v.min)}–${fmt(v.max)}]`);

@@ -7,6 +7,9 @@
  * per command), taken around the timed part only. The command cost (commands per idle poll
  * run, per idle trim and stream, per 1,000 busy entries; TCP and REST) is counted once, in
  * this process: counts do not vary with load. `npm run bench -- --commands` runs only that.
+ * `npm run bench -- --backoff [--quick]` runs only the retry-backoff figures (issue 26): the
+ * product at batch 100 with its default exponential backoff, with `fixed` backoff (the reclaim
+ * rule from before backoff), and draining a crashed consumer's backlog (every entry reclaimed).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,7 +23,7 @@ import { jsonPayload, prefillStream, resetGroup } from './fixtures';
 import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
 import { openRedisMeter, withRedisFigures } from './redis-meter';
 import { measureCommandCosts, type CommandCosts } from './scenarios/command-cost';
-import { commandCostRatios, printCommandCosts, report, type RunContext } from './report';
+import { commandCostRatios, printBackoffFigures, printCommandCosts, report, type RunContext } from './report';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 import { bundleChild, runChild, runSideBySide } from './spawn';
 
@@ -29,6 +32,7 @@ const quick = process.argv.includes('--quick');
 /** `--report bench/results/runs.json`: print and write the report of a finished run again. */
 const reportFrom = process.argv.includes('--report') ? process.argv[process.argv.indexOf('--report') + 1] : undefined;
 const commandsOnly = process.argv.includes('--commands');
+const backoffOnly = process.argv.includes('--backoff');
 const RUNS_FILE = join(here, 'results', 'runs.json');
 const LATEST_FILE = join(here, 'results', 'latest.json');
 const COMMANDS_FILE = join(here, 'results', 'commands.json');
@@ -96,9 +100,10 @@ async function main(): Promise<void> {
       return { ...params, stream, group, count: WARMUP[size], shared: false };
     };
 
-    const streamCase = async (name: string, scenario: string, stream: string, size: Size, count: number, batch: number) => {
+    const streamCase = async (name: string, scenario: string, stream: string, size: Size, count: number, batch: number, options: CaseOptions = {}) => {
       await resetGroup(admin, stream, GROUP);
-      const params = { ...base, stream, count, batch };
+      if (options.crashedBacklog) await crashedBacklog(admin, stream, count);
+      const params = { ...base, stream, count, batch, backoff: options.backoff };
       const job = { scenario, params, warmup: await warmup(admin, warmStreams[size], size, { ...base, batch }) };
       const result = await withRedisFigures(serverMeter, (atStart) => runChild(bundle.file, job, atStart));
       record(name, result);
@@ -172,6 +177,7 @@ async function main(): Promise<void> {
         await streamCase(`raw_verify_b${batch}_300B`, 'raw-verify', streams['300B'], '300B', plan.small, batch);
         await streamCase(`raw_b${batch}_300B`, 'raw', streams['300B'], '300B', plan.small, batch);
       }
+      await backoffCases((name, options) => streamCase(name, 'product', streams['300B'], '300B', plan.small, 100, options));
       await streamCase('product_b10_300B', 'product', streams['300B'], '300B', plan.small, 10);
       await streamCase('per_message_b100_300B', 'per-message', streams.perMessage, '300B', plan.perMessage, 100);
       await bullCase(50, '300B', plan.bull);
@@ -237,7 +243,75 @@ async function commandsAlone(): Promise<void> {
   }
 }
 
-(reportFrom ? Promise.resolve().then(() => reportAgain(reportFrom)) : commandsOnly ? commandsAlone() : main()).catch((error: unknown) => {
+interface CaseOptions {
+  readonly backoff?: 'fixed' | 'exponential';
+  /** Every entry pending under a consumer that is gone, idle past minIdle: the run reclaims them all. */
+  readonly crashedBacklog?: boolean;
+}
+
+/** The product config's minIdleMs (bench/scenarios/product.ts), and an idle past it. */
+const PRODUCT_MIN_IDLE_MS = 1_200_000;
+
+async function crashedBacklog(admin: Redis, stream: string, count: number): Promise<void> {
+  await admin.xreadgroup('GROUP', GROUP, 'crashed', 'COUNT', count, 'STREAMS', stream, '>');
+  const ids = (await admin.xrange(stream, '-', '+')).map(([id]) => id);
+  for (let i = 0; i < ids.length; i += 1_000) await admin.xclaim(stream, GROUP, 'crashed', 0, ...ids.slice(i, i + 1_000), 'IDLE', PRODUCT_MIN_IDLE_MS + 60_000, 'JUSTID');
+}
+
+/**
+ * Issue 26's figures, beside product_b100_300B (default exponential backoff, nothing retained):
+ * the same with `fixed` backoff, and a drain that reclaims a crashed consumer's whole backlog
+ * (the reclaim path: XPENDING pages judged in claim.lua, XCLAIM per entry).
+ */
+async function backoffCases(run: (name: string, options: CaseOptions) => Promise<void>): Promise<void> {
+  await run('product_fixed_b100_300B', { backoff: 'fixed' });
+  await run('product_reclaim_b100_300B', { crashedBacklog: true });
+}
+
+/** `--backoff`: the product at batch 100 with and without backoff, and reclaiming, on a private redis-server; printed. */
+async function backoffAlone(): Promise<void> {
+  const bundle = await bundleChild(here);
+  const server = await startRedisServer();
+  const meter = openRedisMeter([{ host: server.host, port: server.port }]);
+  const admin = new Redis(server.url);
+  const figures = new Map<string, ScenarioResult[]>();
+  try {
+    progress('prefilling signed entries');
+    await prefillStream(admin, 'bench:300B', plan.small, SIZES['300B']);
+    await prefillStream(admin, 'bench:warm:300B', WARMUP['300B'], SIZES['300B']);
+    let warmGroups = 0;
+    const run = async (name: string, options: CaseOptions) => {
+      await resetGroup(admin, 'bench:300B', GROUP);
+      if (options.crashedBacklog) await crashedBacklog(admin, 'bench:300B', plan.small);
+      const group = `warm-${(warmGroups += 1)}`;
+      await admin.xgroup('CREATE', 'bench:warm:300B', group, '0-0');
+      const params = { redisUrl: server.url, group: GROUP, stream: 'bench:300B', count: plan.small, batch: 100, backoff: options.backoff };
+      const warmup = { ...params, stream: 'bench:warm:300B', group, count: WARMUP['300B'], shared: false };
+      const result = await withRedisFigures(meter, (atStart) => runChild(bundle.file, { scenario: 'product', params, warmup }, atStart));
+      figures.set(name, [...(figures.get(name) ?? []), result]);
+      progress(`${name}: ${Math.round(eps(result))} entries/s, Redis ${result.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry`);
+    };
+    for (let rep = 0; rep < plan.reps; rep += 1) {
+      await run('product_b100_300B', {});
+      await backoffCases(run);
+    }
+  } finally {
+    admin.disconnect();
+    meter.close();
+    await server.stop();
+    bundle.cleanup();
+  }
+  printBackoffFigures(figures);
+}
+
+(reportFrom
+  ? Promise.resolve().then(() => reportAgain(reportFrom))
+  : commandsOnly
+    ? commandsAlone()
+    : backoffOnly
+      ? backoffAlone()
+      : main()
+).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

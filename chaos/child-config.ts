@@ -19,6 +19,11 @@ export interface ChildSettings {
   readonly settleReserveMs: number;
   readonly concurrency: number;
   readonly blockMs: number;
+  /**
+   * Retry backoff (SPEC §5.6), capped so that an entry failing five times still drains within
+   * the bounded run's wait (the default, exponential up to 15 min, would outlast it).
+   */
+  readonly retry?: { readonly maxMs: number };
 }
 
 export interface ChildConfig {

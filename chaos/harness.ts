@@ -121,6 +121,9 @@ export const DEFAULT_SETTINGS: ChildSettings = {
   settleReserveMs: 200,
   concurrency: 8,
   blockMs: 100,
+  // Backoff on (1.7, 3.4, 3.4 … s): chaos exercises it, and a plan that fails five times still
+  // drains within the bounded run's 30 s wait.
+  retry: { maxMs: 3_400 },
 };
 
 export const HMAC_KEY: SigningKey = { keyId: 'k1', secret: 'chaos-harness-signing-key-0001' };

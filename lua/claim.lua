@@ -1,24 +1,37 @@
 --[[
   claim.lua: one claim of a run, inside the byte budget (SPEC §5.1 "Claim", "Byte budget").
-  It reclaims idle pending entries from the shared cursor and decides how the fresh entries
-  are read, so that the reply (and the fresh read beside it) never carries more than the
-  byte allowance the run still has, and no step copies more through Lua than it must.
+  It reclaims the pending entries that are due (SPEC §5.6) from the shared cursor and decides
+  how the fresh entries are read, so that the reply (and the fresh read beside it) never
+  carries more than the byte allowance the run still has, and no step copies more through Lua
+  than it must.
 
-  Reclaim. XAUTOCLAIM from the cursor stored in Redis: a poll function keeps no memory
-  between runs, and restarting at 0-0 every run would let a first page of entries that are
-  always retained starve every entry behind it; 0-0 as the next cursor means a full pass
-  finished. A stored cursor this script cannot use restarts the pass at 0-0 instead of
-  failing every round from then on (a permanent outage of the consumer): not an entry id
-  (lost, written by hand) or one XAUTOCLAIM rejects (a 64-bit overflow) — the pass restarts
-  and the next cursor is stored over it (note 'reset'); a key of another type — every pass
-  starts at 0-0 and the key is left alone, since an explicit keys.cursor can name a key this
-  library did not write (note 'wrong_type'). An error with cursor 0-0 is not the cursor's
+  Reclaim. The PEL is paged from the cursor stored in Redis: a poll function keeps no memory
+  between runs, and restarting at the first pending entry every run would let a first page of
+  entries that are not due (or always retained) starve every entry behind it; 0-0 as the next
+  cursor means a full pass finished. A stored cursor this script cannot use restarts the pass
+  at 0-0 instead of failing every round from then on (a permanent outage of the consumer): not
+  an entry id (lost, written by hand) or one XPENDING rejects (a 64-bit overflow) — the pass
+  restarts and the next cursor is stored over it (note 'reset'); a key of another type — every
+  pass starts at 0-0 and the key is left alone, since an explicit keys.cursor can name a key
+  this library did not write (note 'wrong_type'). An error with cursor 0-0 is not the cursor's
   fault (NOGROUP, a stream of the wrong type): it is returned and nothing is written.
-  XAUTOCLAIM runs with JUSTID (ids only, no delivery counted), then each entry is fetched
-  with XCLAIM (which counts the delivery) while the allowance lasts; the first that does not
-  fit is put back with its count as before, and the rest, never copied, are put back as they
-  were — idle minIdle, so any run reclaims them at once — and the cursor is stored at the first
-  of them, so the next reclaim starts there and nothing is skipped.
+
+  The PEL is read with XPENDING <start> + COUNT <n + 1> (no IDLE filter, whose scan Redis does
+  not bound): id, owner, idle and delivery count of each row, the (n + 1)th only to name where
+  the next page starts. Pages grow from ARGV[4] rows (enough when most rows are due) by doubling,
+  up to scan = 10 × ARGV[4] rows in all — the bound XAUTOCLAIM puts on its own scan. Each row is
+  judged by due_at (section "when an entry is due" below, the one place that decides it, on the
+  Redis clock): a row that is not due is skipped — not touched, not lost — and its due time
+  lowers next_due; a due row is taken with XCLAIM (min-idle minIdle, which counts the delivery
+  and copies the entry; an entry deleted from the stream comes back empty and leaves the PEL,
+  and is reported in deleted_ids) while the allowance lasts. The first due entry that does not
+  fit is put back as it was (its idle and delivery count from the row), the cursor is stored at
+  it, and the claim stops there: nothing after it was touched, so nothing is skipped. At most
+  ARGV[4] entries are taken (deleted ones included); the cursor then stops at the next row. A
+  due entry with a deferral record (KEYS[6]) loses the record when it is taken or found deleted.
+  With fixed backoff at min idle and no deferrals this takes what XAUTOCLAIM <cursor> COUNT
+  ARGV[4] took, and stores the cursor it returned (an entry deleted from the stream is reported
+  once due, where XAUTOCLAIM reported it at any idle time).
 
   Fresh read, three ways (ARGV[8]):
     'none'    no fresh entries this claim.
@@ -58,6 +71,7 @@
   KEYS[4]  large-entry records: sorted set, score 0, member = '<ms>-<seq> <bytes>' with both
            parts of the id zero-padded to 20 digits (members then sort in id order)
   KEYS[5]  this claim's gate stream
+  KEYS[6]  deferral hash of this group: entry id -> not-before, Redis ms (settle.lua writes it)
   ARGV[1]  group
   ARGV[2]  consumer
   ARGV[3]  min idle, ms
@@ -67,12 +81,17 @@
            be taken alone (SPEC §5.1)
   ARGV[7]  fresh entries asked for
   ARGV[8]  'none' | 'lua' | 'native'
+  ARGV[9]  retry backoff: 'fixed' | 'exponential'
+  ARGV[10] retry base, ms (>= min idle)
+  ARGV[11] retry factor (exponential)
+  ARGV[12] retry max, ms (exponential)
+  ARGV[13] retry jitter, 0..1
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
-           fresh, cut, bytes }
+           fresh, cut, bytes, next_due, now, idle_before }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
-    deleted_ids      pending ids whose entries were deleted (XAUTOCLAIM drops them from the PEL)
+    deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
     delivery_counts  one integer per reclaimed entry, as counted after this claim
     cursor_note      '' | 'reset' | 'wrong_type'
     fresh_via        'none' | 'lua' (fresh holds them) | 'native' (the read beside delivers them)
@@ -81,8 +100,21 @@
                      not because the stream or the PEL ran out), else 0
     bytes            what this claim counts against the allowance: the measured size of what
                      it returns here, plus the proven bound of a native read beside it
+    next_due         the earliest due time (Redis ms) among the pending entries this claim saw
+                     and did not take because they were not due; '' when none. TIME is read
+                     after the rows' idle times, so it is never before the true due time (at
+                     most the few ms between the two readings after it)
+    now              the Redis clock (ms) this claim judged by; '' when it read none
+    idle_before      one integer per reclaimed entry: its idle time (ms) when this claim took
+                     it. A run that gives the entry back unstarted restores that idle, so the
+                     entry is due again at once (release.lua), its backoff having passed.
+
+  Include point. Code that must run before the reclaim and report a due time of its own (the
+  schedule move) goes right before "---- 1. reclaim": it may call redis_now() (one TIME per
+  claim, shared) and lower next_due with saw_due_at(ms); the reply carries it. due_at(id,
+  deliveries, idle, not_before) is the due rule for any pending entry (a key's head, SPEC §5.7).
 ]]
-local stream, cursor_key, sizes_key, large_key, gate_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local stream, cursor_key, sizes_key, large_key, gate_key, defer_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
 local reclaim_count = tonumber(ARGV[4])
 local allowance = tonumber(ARGV[5])
@@ -132,8 +164,125 @@ local function fits(bytes)
   return taken + bytes <= allowance or (alone and taken == 0)
 end
 
+-- ---- the Redis clock, read once, and the earliest due time this claim saw
+local now_ms
+local function redis_now()
+  if not now_ms then
+    local now = redis.call('TIME')
+    now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  end
+  return now_ms
+end
+local next_due
+local function saw_due_at(ms)
+  if next_due == nil or ms < next_due then next_due = ms end
+end
+
+-- ---- when an entry is due (SPEC §5.6): the one place that decides it
+local min_idle_ms = tonumber(min_idle)
+local backoff, retry_base, retry_factor, retry_max, retry_jitter = ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local PRIME, MIX, MAX_STEPS = 2147483647, 48271, 2000
+
+-- A number in [0, 1) from the id and the count, the same in every run (retry.ts unitHash):
+-- jitter that every run judges alike. Every intermediate stays below 2^53 (exact in doubles).
+local function unit_hash(id, deliveries)
+  local h = deliveries % PRIME + 1
+  for i = 1, #id do h = (h * 31 + string.byte(id, i)) % PRIME end
+  h = (h * MIX) % PRIME
+  h = (h * MIX) % PRIME
+  return h / PRIME
+end
+
+-- The least idle time after which an entry delivered `deliveries` times may be delivered again
+-- (retry.ts retryAfterMs, step for step): min idle below one delivery (given back, never handled).
+local function retry_after(id, deliveries)
+  if deliveries < 1 then return min_idle_ms end
+  local delay = retry_base
+  if backoff == 'exponential' then
+    for _ = 2, math.min(deliveries, MAX_STEPS) do
+      if delay >= retry_max then break end
+      delay = delay * retry_factor
+    end
+    if delay > retry_max then delay = retry_max end
+  end
+  if retry_jitter > 0 and delay > min_idle_ms then delay = delay * (1 - retry_jitter * unit_hash(id, deliveries)) end
+  delay = math.floor(delay)
+  if delay < min_idle_ms then return min_idle_ms end
+  return delay
+end
+
+-- When a pending entry is due, Redis ms: its last delivery (now - idle) plus retry_after, and
+-- never before its deferral's not-before. Due means due_at(...) <= redis_now().
+local function due_at(id, deliveries, idle, not_before)
+  local at = redis_now() - idle + retry_after(id, deliveries)
+  if not_before and not_before > at then return not_before end
+  return at
+end
+
+-- Not-before times of these ids from the deferral hash (the caller passes none when it does not exist).
+local HASH_CHUNK = 1000
+local function not_before_of(ids)
+  local found = {}
+  if #ids == 0 then return found end
+  for first = 1, #ids, HASH_CHUNK do
+    local last = math.min(first + HASH_CHUNK - 1, #ids)
+    local values = redis.call('HMGET', defer_key, unpack(ids, first, last))
+    for i = first, last do
+      local value = values[i - first + 1]
+      if value then found[ids[i]] = tonumber(value) end
+    end
+  end
+  return found
+end
+
+local function forget_deferrals(ids)
+  for first = 1, #ids, HASH_CHUNK do
+    redis.call('HDEL', defer_key, unpack(ids, first, math.min(first + HASH_CHUNK - 1, #ids)))
+  end
+end
+
 -- ---- 1. reclaim
-local next_cursor, reclaimed, deleted, counts, note = '', {}, {}, {}, ''
+local next_cursor, reclaimed, deleted, counts, idles, note = '', {}, {}, {}, {}, ''
+
+-- Judges one page of XPENDING rows in order; true when the claim must stop here (it took its
+-- count, or the allowance ran out), with next_cursor set to the first row not taken.
+local function judge(rows, last, deferred, forget)
+  for i = 1, last do
+    local id, idle, count = rows[i][1], rows[i][3], rows[i][4]
+    if #reclaimed + #deleted >= reclaim_count then
+      next_cursor = id
+      return true
+    end
+    local at = due_at(id, count, idle, deferred[id])
+    if at > redis_now() then
+      saw_due_at(at)
+    else
+      -- Counts this delivery, and copies the entry: the only entries copied are ones looked at.
+      local entry = redis.call('XCLAIM', stream, group, consumer, min_idle, id)[1]
+      if entry == nil then
+        -- Deleted from the stream (XCLAIM dropped it from the PEL), unless still pending: a
+        -- clock that stepped back between the rows and the claim; then it waits, untouched.
+        if redis.call('XPENDING', stream, group, id, id, 1)[1] == nil then
+          deleted[#deleted + 1] = id
+          if deferred[id] then forget[#forget + 1] = id end
+        end
+      elseif fits(entry_bytes(entry)) then
+        taken = taken + entry_bytes(entry)
+        reclaimed[#reclaimed + 1] = entry
+        counts[#counts + 1] = count + 1
+        idles[#idles + 1] = idle
+        if deferred[id] then forget[#forget + 1] = id end
+      else
+        -- Put back as it was (still due), and the next claim starts here.
+        redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', idle, 'RETRYCOUNT', count, 'JUSTID')
+        cut, next_cursor = 1, id
+        return true
+      end
+    end
+  end
+  return false
+end
+
 if reclaim_count > 0 then
   local cursor = '0-0'
   local stored = redis.pcall('GET', cursor_key)
@@ -144,35 +293,42 @@ if reclaim_count > 0 then
   elseif stored then
     note = 'reset'
   end
-  local function autoclaim(start)
-    return redis.pcall('XAUTOCLAIM', stream, group, consumer, min_idle, start, 'COUNT', reclaim_count, 'JUSTID')
+  local function page(start, count)
+    return redis.pcall('XPENDING', stream, group, start, '+', count)
   end
-  local claimed = autoclaim(cursor)
-  if is_error(claimed) and cursor ~= '0-0' then
+  -- Pages grow from the count to take (enough when most rows are due: each row read about
+  -- once per entry taken) up to the scan bound in all (few due: a handful of calls).
+  local scan, size = reclaim_count * 10, reclaim_count
+  local rows = page(cursor, size + 1)
+  if is_error(rows) and cursor ~= '0-0' then
     if note == '' then note = 'reset' end
-    claimed = autoclaim('0-0')
+    rows = page('0-0', size + 1)
   end
-  if is_error(claimed) then return claimed end
-  next_cursor, deleted = claimed[1], claimed[3] or {}
-  for _, id in ipairs(claimed[2]) do
-    if cut == 0 then
-      -- Counts this delivery, and copies the entry: the only entries copied are ones looked at.
-      local entry = redis.call('XCLAIM', stream, group, consumer, 0, id)[1]
-      local row = redis.call('XPENDING', stream, group, id, id, 1)
-      local count = row[1] and row[1][4] or 0
-      if entry ~= nil and fits(entry_bytes(entry)) then
-        taken = taken + entry_bytes(entry)
-        reclaimed[#reclaimed + 1] = entry
-        counts[#counts + 1] = count
-      elseif entry ~= nil then
-        cut, next_cursor = 1, id
-        redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', min_idle, 'RETRYCOUNT', math.max(0, count - 1), 'JUSTID')
-      end
-    else
-      -- Never copied, its delivery never counted (JUSTID): as it was, reclaimable at once.
-      redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', min_idle, 'JUSTID')
+  if is_error(rows) then return rows end
+  local has_deferrals = #rows > 0 and redis.call('EXISTS', defer_key) == 1
+  local forget, read = {}, 0
+  while true do
+    -- The clock is read after the rows' idle times (again, if code before read it), so a due
+    -- time reported from them is never before the true one.
+    now_ms = nil
+    local last = math.min(#rows, size)
+    local ids = {}
+    if has_deferrals then for i = 1, last do ids[i] = rows[i][1] end end
+    if judge(rows, last, not_before_of(ids), forget) then break end
+    read = read + last
+    if #rows <= size then
+      next_cursor = '0-0'
+      break
     end
+    -- Row size + 1 starts the next page: read, not yet judged.
+    if read >= scan then
+      next_cursor = rows[size + 1][1]
+      break
+    end
+    size = math.min(size * 2, scan - read)
+    rows = page(rows[last + 1][1], size + 1)
   end
+  forget_deferrals(forget)
   if note ~= 'wrong_type' then redis.call('SET', cursor_key, next_cursor) end
 end
 
@@ -276,4 +432,4 @@ if fresh_mode == 'lua' and fresh_count > 0 then
   fresh_via = 'lua'
 end
 
-return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken }
+return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles }

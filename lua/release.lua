@@ -6,10 +6,14 @@
   default) and carry one more delivery for an attempt that never reached a handler. Here
   each one is re-claimed by the same consumer with the idle time the caller gives and its
   delivery count put back to what it was before this run's claim (RETRYCOUNT; JUSTID alone
-  would still leave the claim's count). The caller gives minIdle to an entry any run may take
-  at once, and the time since its claim to one held behind a retained entry of its ordering
-  key: that one stays pending as it was, reclaimable only when the entry that holds its key
-  is (another run must not overtake it).
+  would still leave the claim's count). The caller gives an entry any run may take at once
+  minIdle, or, for one this run reclaimed, the idle it had then when that is longer: with a
+  retry backoff (SPEC §5.6) its count is due only after a wait longer than minIdle, which had
+  passed when it was claimed, and restoring the count must not make it wait again. A held
+  entry (behind a retained entry of its ordering key) gets the time since its claim: it stays
+  pending as it was, reclaimable only when the entry that holds its key is, as far as their
+  own counts' waits allow (another run must not overtake it; per-key order across runs is
+  SPEC §5.7's).
 
   Safety: an entry is touched only while it is still pending under this consumer (a point
   XPENDING filtered by consumer). Nothing is acked, and XCLAIM runs without FORCE, so an id

@@ -22,22 +22,35 @@
   orig_ namespace on purpose: an original field called "packed" is recorded as orig_packed,
   and must never be mistaken for a packed entry. redrive.lua restores either form exactly.
 
+  Deferrals with a delay (SPEC §5.6): each retained entry whose handler asked for one gets a
+  not-before time in the group's deferral hash, the Redis clock now plus the delay, which
+  claim.lua honours (an entry is due only once that time has come, besides its backoff). Only
+  an entry still pending gets one: a replayed settle never leaves a record behind for an
+  entry acked meanwhile. The record goes when claim.lua takes the entry after its time, when
+  the entry is found deleted, and here when it is acked or dead-lettered (acked ids are
+  cleared only while the hash exists: one EXISTS, most settles have nothing to clear). A
+  crash before this script leaves no record: the entry comes back after its backoff, sooner
+  than asked — a retry, never a loss.
+
   KEYS[1]     source stream
   KEYS[2]     dead-letter stream
-  KEYS[3..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
+  KEYS[3]     deferral hash of the group: entry id -> not-before, Redis ms
+  KEYS[4..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
               (per group and entry, SPEC §3.4: a marker never hides another group's verdict
               or another entry that reuses an event id)
   ARGV[1]     group
   ARGV[2]     marker TTL, seconds
   ARGV[3]     n = number of ack ids, followed by the n ids
+  then        m = number of deferrals, followed by m pairs: entry id, delay (ms)
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
-  Reply: { acked, dead_lettered, marker_hits }
+  Reply: { acked, dead_lettered, marker_hits, deferred }
     acked          entries XACK reported as acknowledged (verdict ack)
     dead_lettered  DLT records written
     marker_hits    dead-letters whose marker already existed (replay: acked, no second record)
+    deferred       deferral records written
 ]]
-local stream, dlt = KEYS[1], KEYS[2]
+local stream, dlt, defer_key = KEYS[1], KEYS[2], KEYS[3]
 local group, marker_ttl = ARGV[1], ARGV[2]
 local ack_count = tonumber(ARGV[3])
 
@@ -54,11 +67,19 @@ while i <= last_ack do
   acked = acked + redis.call('XACK', stream, group, unpack(ARGV, i, stop))
   i = stop + 1
 end
+-- Settled entries lose their deferral records. claim.lua already removes a record when it
+-- takes the entry, so this is a safeguard that costs one EXISTS when there is nothing to clear.
+local has_deferrals = redis.call('EXISTS', defer_key) == 1
+if has_deferrals and ack_count > 0 then
+  for first = 4, last_ack, ACK_CHUNK do
+    redis.call('HDEL', defer_key, unpack(ARGV, first, math.min(first + ACK_CHUNK - 1, last_ack)))
+  end
+end
 
--- The server clock, read only for a round that writes a DLT record: most rounds only ack,
--- and TIME on every settle was a command call each for nothing.
+-- The server clock, read only for a round that writes a DLT record or a deferral: most rounds
+-- only ack, and TIME on every settle was a command call each for nothing.
 local now_ms
-local function dead_lettered_at()
+local function server_now_ms()
   if not now_ms then
     local now = redis.call('TIME')
     now_ms = string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
@@ -66,8 +87,20 @@ local function dead_lettered_at()
   return now_ms
 end
 
+local deferrals = tonumber(ARGV[i])
+local deferred = 0
+i = i + 1
+for _ = 1, deferrals do
+  local entry_id, delay = ARGV[i], tonumber(ARGV[i + 1])
+  if redis.call('XPENDING', stream, group, entry_id, entry_id, 1)[1] then
+    redis.call('HSET', defer_key, entry_id, string.format('%d', tonumber(server_now_ms()) + delay))
+    deferred = deferred + 1
+  end
+  i = i + 2
+end
+
 local written, hits = 0, 0
-local k = 3
+local k = 4
 while i <= #ARGV do
   local entry_id, event_id, reason, deliveries = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local marker = KEYS[k]
@@ -75,7 +108,7 @@ while i <= #ARGV do
     local record = {
       'event_id', event_id, 'reason', reason, 'source_stream', stream,
       'source_entry_id', entry_id, 'group', group, 'deliveries', deliveries,
-      'dead_lettered_at', dead_lettered_at(),
+      'dead_lettered_at', server_now_ms(),
     }
     local original = redis.call('XRANGE', stream, entry_id, entry_id)
     if original[1] then
@@ -98,8 +131,9 @@ while i <= #ARGV do
     hits = hits + 1
   end
   redis.call('XACK', stream, group, entry_id)
+  if has_deferrals then redis.call('HDEL', defer_key, entry_id) end
   i = i + 4
   k = k + 1
 end
 
-return { acked, written, hits }
+return { acked, written, hits, deferred }

@@ -24,7 +24,7 @@ export { connectRest } from './deployment/connect-rest';
 export type { SecretEnv } from './deployment/secrets';
 
 // Handler outcomes (SPEC §4)
-export { Rejection, Deferral, Verdicts } from './verdict/verdict';
+export { Rejection, Deferral, DeferralDelayError, Verdicts } from './verdict/verdict';
 export type { HandlerOutcome, RetainCause, Verdict } from './verdict/verdict';
 export { CoreReasons } from './verdict/core-reasons';
 export type { Delivery, DeliveryHandler, PayloadDecoder } from './consume/processor';

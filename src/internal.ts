@@ -35,7 +35,9 @@ export type { Delivery, DeliveryHandler, PayloadDecoder } from './consume/proces
 export type { RoundReport, RunReport } from './consume/report';
 export { MIN_HANDLER_WINDOW_MS } from './consume/run';
 export type { RunMode, RunOptions } from './consume/run';
-export { Rejection, Deferral, Verdicts, verdictOfThrown, isValidReason } from './verdict/verdict';
+export { Rejection, Deferral, DeferralDelayError, MAX_RETRY_DELAY_MS, Verdicts, verdictOfThrown, isValidReason } from './verdict/verdict';
+export { retryAfterMs } from './consume/retry';
+export type { RetryPolicy } from './consume/retry';
 export type { HandlerOutcome, RetainCause, Verdict } from './verdict/verdict';
 
 // Redis port (both clients share it) and the REST client

@@ -1,7 +1,8 @@
 /**
  * This product's run loop through its public run API (`poller.run`, drain mode), signatures
  * verified, no-op committed handler, default config beyond batch and time limits — so it
- * measures whatever the run loop does today (overlap, byte budget) without changes here.
+ * measures whatever the run loop does today (overlap, byte budget, the default exponential
+ * retry backoff) without changes here. `params.backoff` picks the retry backoff.
  */
 import { createPoller } from '../../src/consume/poller';
 import { connectIoredis, connectIoredisCluster } from '../../src/redis/ioredis-port';
@@ -33,6 +34,7 @@ export async function runProduct(params: StreamParams, options: ProductOptions =
       handlerTimeoutMs: 5_000,
       runBudgetMs: 600_000,
       minIdleMs: 1_200_000,
+      ...(params.backoff === undefined ? {} : { retry: { backoff: params.backoff } }),
     },
     process: benchProcessor(params.stream, params.hmac),
   });

@@ -43,6 +43,8 @@ export interface StreamParams {
   readonly clusterNodes?: ReadonlyArray<{ host: string; port: number }>;
   /** The product's HMAC engine: the native fast path (default) or plain createHmac (item 4 comparison). */
   readonly hmac?: 'fast' | 'plain';
+  /** The product's retry backoff (consumer config `retry.backoff`); default: the config's (exponential). */
+  readonly backoff?: 'fixed' | 'exponential';
 }
 
 export function rssPeakMiB(): number {

@@ -7,7 +7,7 @@ import { consumerNamed } from '../load-config';
 function describe(b: ConsumerBacklog): string {
   if (b.status === 'no_group') return `${b.consumer}  ${b.stream} / ${b.group}: no group yet (created by the first poll)`;
   const oldest = b.oldestPendingAgeMs === undefined ? '' : `, oldest ${formatAge(b.oldestPendingAgeMs)} (${b.oldestPendingDeliveries} deliveries)`;
-  const scheduled = b.scheduled === 0 ? '' : `, scheduled ${b.scheduled} (next ${b.nextDueMs! <= b.observedAtMs ? `due ${formatAge(b.observedAtMs - b.nextDueMs!)} ago` : `in ${formatAge(b.nextDueMs! - b.observedAtMs)}`})`;
+  const scheduled = b.scheduled === 0 ? '' : `, scheduled ${b.scheduled} (next ${b.scheduledNextDueAt! <= b.observedAtMs ? `due ${formatAge(b.observedAtMs - b.scheduledNextDueAt!)} ago` : `in ${formatAge(b.scheduledNextDueAt! - b.observedAtMs)}`})`;
   return `${b.consumer}  ${b.stream} / ${b.group}: pending ${b.pending}${oldest}, lag ${b.lag ?? 'unknown'}, dead letters ${b.deadLetters}, consumers ${b.consumers}, length ${b.streamLength}${scheduled}`;
 }
 

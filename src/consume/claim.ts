@@ -18,9 +18,10 @@ import { parseEntries, type StreamEntry } from '../entry/entry';
 import { RedisCommandError } from '../ground/errors';
 import { claimScript } from '../generated/lua-scripts';
 import { command, type RedisCommand, type RedisReply } from '../redis/port';
-import { asArray, asInteger, asText } from '../redis/reply';
+import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import type { Operation, ScriptCall } from '../redis/script';
 import { sizeKeys } from '../entry/size-keys';
+import { retryArgs } from './retry';
 
 export type FreshRead = 'lua' | 'native' | 'none';
 
@@ -55,6 +56,14 @@ export interface ClaimResult {
   readonly cut: boolean;
   /** Bytes the claim counts against the run's budget (measured by Redis, or the proven bound of a native read). */
   readonly bytes: number;
+  /**
+   * The earliest due time (Redis clock, ms epoch) among the pending entries this claim saw and
+   * left because they were not due yet (retry backoff, deferral, minIdle); undefined when none.
+   * A poller woken then finds something to reclaim.
+   */
+  readonly nextDueAt?: number;
+  /** The Redis clock (ms epoch) the claim judged due times by; undefined when it read none. */
+  readonly redisNow?: number;
 }
 
 export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
@@ -79,12 +88,22 @@ function gateKey(stream: string, gate: string | undefined): string {
 }
 
 function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
-  const { stream, cursor } = config.keys;
+  const { stream, cursor, defer } = config.keys;
   const sizes = sizeKeys(stream);
   return {
     script: claimScript,
-    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate)],
-    args: [config.group, config.consumer, config.minIdleMs, plan.reclaim, Math.floor(plan.allowance), plan.alone ? 1 : 0, plan.fresh, plan.read],
+    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer],
+    args: [
+      config.group,
+      config.consumer,
+      config.minIdleMs,
+      plan.reclaim,
+      Math.floor(plan.allowance),
+      plan.alone ? 1 : 0,
+      plan.fresh,
+      plan.read,
+      ...retryArgs(config.retry),
+    ],
   };
 }
 
@@ -145,9 +164,12 @@ function readThroughGate(script: RedisReply | undefined): boolean {
  * its entries, if any, are in the script's reply.
  */
 function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
-  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes] = asArray(script, 'claim reply');
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList] = asArray(script, 'claim reply');
   const counts = asArray(countList, 'claim delivery counts');
-  const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true);
+  const idles = asArray(idleList, 'claim idle times');
+  const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true).map(
+    (entry, i): StreamEntry => ({ ...entry, idleBeforeClaimMs: asInteger(idles[i], 'idle before claim') }),
+  );
   const readVia = asText(via, 'claim fresh read');
   let fresh: StreamEntry[] = [];
   if (readVia === 'lua') fresh = parseEntries(freshList, () => 1, false);
@@ -163,7 +185,14 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     freshRequested: plan.fresh,
     cut: asInteger(cut, 'claim cut') === 1,
     bytes: asInteger(bytes, 'claim bytes'),
+    nextDueAt: optionalMs(nextDue, 'claim next due'),
+    redisNow: optionalMs(now, 'claim clock'),
   };
+}
+
+/** A time in ms, or '' for none. */
+function optionalMs(reply: RedisReply | undefined, what: string): number | undefined {
+  return isBytes(reply) && reply.length === 0 ? undefined : asInteger(reply, what);
 }
 
 /** XREADGROUP replies `[[stream, entries], ...]`; only the stream has entries (the gate never does). */

@@ -13,6 +13,15 @@ import { deriveStreamKeys, derivedKeyProblems, isValidKeyName, type StreamKeys }
 import { IN_ENGLISH } from '../ground/zod-messages';
 import { DEADLINE_OVERRUN_MS } from '../redis/deadline';
 import { durabilitySchema, durabilityWaitMs } from '../redis/durability';
+import {
+  DEFAULT_RETRY_FACTOR,
+  DEFAULT_RETRY_JITTER,
+  DEFAULT_RETRY_MAX_MS,
+  MAX_RETRY_DELAY_MS,
+  MAX_RETRY_FACTOR,
+  MIN_RETRY_FACTOR,
+  type RetryPolicy,
+} from './retry';
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
@@ -40,6 +49,8 @@ export const consumerConfigSchema = z.strictObject({
       markerPrefix: z.optional(keyName),
       cursor: z.optional(keyName),
       publishDedupePrefix: z.optional(keyName),
+      /** Deferral not-before times of this group (SPEC §5.6); default `<stream>:defer:<group>`. */
+      defer: z.optional(keyName),
     }),
   ),
   /** Fresh entries read per round. */
@@ -84,13 +95,54 @@ export const consumerConfigSchema = z.strictObject({
    * never undone. Refused over REST, and on a server without WAITAOF when it is involved.
    */
   durability: z.optional(durabilitySchema),
+  /**
+   * Retry backoff (SPEC §5.6): a retained entry is reclaimed no earlier than this wait after
+   * its last delivery (retry.ts). Default: exponential from minIdleMs, ×2, up to 15 min.
+   */
+  retry: z.optional(
+    z.strictObject({
+      backoff: z._default(z.enum(['fixed', 'exponential']), 'exponential'),
+      /** Default: minIdleMs (no entry is reclaimed sooner anyway). */
+      baseMs: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_RETRY_DELAY_MS))),
+      factor: z._default(z.number().check(z.minimum(MIN_RETRY_FACTOR), z.maximum(MAX_RETRY_FACTOR)), DEFAULT_RETRY_FACTOR),
+      /** Default: 15 min, or baseMs when that is longer. */
+      maxMs: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_RETRY_DELAY_MS))),
+      jitter: z._default(z.number().check(z.minimum(0), z.maximum(1)), DEFAULT_RETRY_JITTER),
+    }),
+  ),
 });
 
 export type ConsumerConfigInput = z.input<typeof consumerConfigSchema>;
 
-export interface ConsumerConfig extends Omit<z.output<typeof consumerConfigSchema>, 'reclaimBatch' | 'keys'> {
+export interface ConsumerConfig extends Omit<z.output<typeof consumerConfigSchema>, 'reclaimBatch' | 'keys' | 'retry'> {
   readonly reclaimBatch: number;
   readonly keys: StreamKeys;
+  readonly retry: RetryPolicy;
+}
+
+type RetryInput = z.output<typeof consumerConfigSchema>['retry'];
+
+/** The retry policy with its defaults, which follow minIdleMs (see the schema). */
+function resolveRetry(input: RetryInput, minIdleMs: number): RetryPolicy {
+  const baseMs = input?.baseMs ?? minIdleMs;
+  return Object.freeze({
+    backoff: input?.backoff ?? 'exponential',
+    baseMs,
+    factor: input?.factor ?? DEFAULT_RETRY_FACTOR,
+    maxMs: input?.maxMs ?? Math.max(DEFAULT_RETRY_MAX_MS, baseMs),
+    jitter: input?.jitter ?? DEFAULT_RETRY_JITTER,
+  });
+}
+
+/** A base below minIdleMs would never take effect, a cap below the base never lets the wait grow. */
+function retryProblems(config: ConsumerConfig): ConfigProblem[] {
+  const { retry, minIdleMs } = config;
+  const problems: ConfigProblem[] = [];
+  if (retry.baseMs < minIdleMs) {
+    problems.push({ path: 'retry.baseMs', message: 'must be at least minIdleMs: no entry is reclaimed sooner than minIdleMs after its delivery' });
+  }
+  if (retry.maxMs < retry.baseMs) problems.push({ path: 'retry.maxMs', message: 'must be at least retry.baseMs (default minIdleMs)' });
+  return problems;
 }
 
 /**
@@ -126,7 +178,7 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
       message: `must leave at least ${MIN_HANDLER_WINDOW_MS} ms of runBudgetMs for handlers (runBudgetMs − settleReserveMs ≥ ${MIN_HANDLER_WINDOW_MS}), or every run is refused as starting too close to its deadline`,
     });
   }
-  problems.push(...hashTagProblems(config.keys, config.keyTag));
+  problems.push(...hashTagProblems(config.keys, config.keyTag), ...retryProblems(config));
   if (config.durability !== undefined && durabilityWaitMs(config.durability) >= config.settleReserveMs) {
     problems.push({
       path: 'durability.timeoutMs',
@@ -161,6 +213,7 @@ const KEY_FIELDS: Array<[keyof StreamKeys, string]> = [
   ['markerPrefix', 'keys.markerPrefix'],
   ['cursor', 'keys.cursor'],
   ['publishDedupePrefix', 'keys.publishDedupePrefix'],
+  ['defer', 'keys.defer'],
 ];
 
 /** With a key tag configured, every key must hash on exactly `{tag}` (SPEC §3.4). */
@@ -175,11 +228,12 @@ export function parseConsumerConfig(input: unknown): ConsumerConfig {
   if (typeof input === 'object' && input !== null && parsedConfigs.has(input as ConsumerConfig)) return input as ConsumerConfig;
   const parsed = consumerConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('consumer config', problemsOf(parsed.error));
-  const { keys: overrides, reclaimBatch, ...rest } = parsed.data;
+  const { keys: overrides, reclaimBatch, retry, ...rest } = parsed.data;
   const config: ConsumerConfig = {
     ...rest,
     reclaimBatch: reclaimBatch ?? rest.batch,
     keys: Object.freeze(deriveStreamKeys(rest.stream, rest.group, overrides)),
+    retry: resolveRetry(retry, rest.minIdleMs),
   };
   // Derived key names follow the rule explicit ones do (SPEC §3.4), blamed on the field that caused them.
   const problems = [...derivedKeyProblems(rest.stream, rest.group, overrides), ...crossFieldProblems(config)];
@@ -191,6 +245,6 @@ export function parseConsumerConfig(input: unknown): ConsumerConfig {
 /** The same config read by another consumer name (e.g. a per-run name from a request id). */
 export function withConsumerName(config: ConsumerConfig, consumer: string): ConsumerConfig {
   const { keys, ...rest } = config;
-  const overrides = { dlt: keys.dlt, markerPrefix: keys.markerPrefix, cursor: keys.cursor, publishDedupePrefix: keys.publishDedupePrefix };
+  const overrides = { dlt: keys.dlt, markerPrefix: keys.markerPrefix, cursor: keys.cursor, publishDedupePrefix: keys.publishDedupePrefix, defer: keys.defer };
   return parseConsumerConfig({ ...rest, consumer, keys: overrides });
 }

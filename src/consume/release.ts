@@ -2,7 +2,9 @@
  * Putting back what a stopping run claimed but never handed to a handler (SPEC §5.1 (b) and
  * "Held ordering keys"), through release.lua, each entry with its delivery count from before
  * this run's claim (no delivery is counted for an attempt that never happened):
- * - released entries get idle = minIdle, so any run reclaims them at once;
+ * - released entries get idle = minIdle, or the idle a reclaimed one had when this run took it
+ *   when that is longer: any run reclaims them at once, and an entry whose retry backoff had
+ *   passed (SPEC §5.6) does not wait it again for an attempt that never reached a handler;
  * - held entries (behind a retained entry of their ordering key) keep the idle time since
  *   this run claimed them, so they come back exactly when the entry that holds their key
  *   does, and no other run overtakes it.
@@ -36,7 +38,7 @@ function putBackCall(config: ConsumerConfig, rows: ReadonlyArray<readonly [id: s
 
 /** The release.lua call giving these entries back to any run at once, or undefined when there are none. */
 export function releaseCall(config: ConsumerConfig, entries: readonly StreamEntry[]): ScriptCall | undefined {
-  return putBackCall(config, entries.map((entry) => [entry.id, entry.deliveries, config.minIdleMs] as const));
+  return putBackCall(config, entries.map((entry) => [entry.id, entry.deliveries, Math.max(config.minIdleMs, entry.idleBeforeClaimMs ?? 0)] as const));
 }
 
 /** The release.lua call putting held entries back as they were (idle since their claim), or undefined when there are none. */

@@ -34,10 +34,23 @@ export interface RoundReport {
   readonly roundTrips: number;
   readonly durationMs: number;
   readonly stoppedForDeadline: boolean;
+  /**
+   * The earliest due time (Redis clock, ms epoch) among pending entries a claim saw and left
+   * because they were not due yet (retry backoff, deferral, minIdle): of the round's claim in a
+   * round report, of every claim of the run in a run report. Absent when none was seen. A
+   * poller woken then (the delay is this minus Redis TIME) finds an entry to reclaim.
+   */
+  readonly nextDueAt?: number;
 }
 
 export interface RunReport extends RoundReport {
   readonly rounds: number;
+}
+
+/** The earlier of two optional times. */
+export function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined || a <= b ? a : b;
 }
 
 export const EMPTY_ROUND: RoundReport = Object.freeze({

@@ -114,7 +114,7 @@ function isHeld(key: OrderingKey, held: ReadonlySet<string>): boolean {
 export function roundReport(
   decided: Pick<DecideResult, 'decisions' | 'handled' | 'handlerMicrosSum' | 'stoppedForDeadline'>,
   settled: SettleResult,
-  claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds' | 'cursorNote'>,
+  claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds' | 'cursorNote' | 'nextDueAt'>,
   roundTrips: number,
   durationMs: number,
   released = 0,
@@ -146,6 +146,7 @@ export function roundReport(
     roundTrips,
     durationMs,
     stoppedForDeadline: decided.stoppedForDeadline,
+    ...(claim.nextDueAt === undefined ? {} : { nextDueAt: claim.nextDueAt }),
   };
 }
 

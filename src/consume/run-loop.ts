@@ -46,7 +46,7 @@ import { meterPort, type MeteredPort } from '../redis/metered';
 import type { RedisPort } from '../redis/port';
 import type { ScriptCall } from '../redis/script';
 import { heldEntry, holdCall, releaseCall, type HeldEntry } from './release';
-import { addRound, EMPTY_RUN, type RoundReport, type RunReport } from './report';
+import { addRound, earliest, EMPTY_RUN, type RoundReport, type RunReport } from './report';
 import { decideRound, orderingKeys, roundReport, sortUnstarted, type RoundDeps } from './round';
 import { RoundSizer, type ClaimRoom } from './round-size';
 import type { RunOptions } from './run-options';
@@ -127,6 +127,8 @@ export class RunLoop {
   /** True once a claim went through here: its script is in Redis's cache, so a claim may run inside MULTI. */
   #scriptLoaded = false;
   #total = EMPTY_RUN;
+  /** The earliest not-yet-due time any claim of this run saw (RunReport.nextDueAt). */
+  #nextDueAt: number | undefined;
   /** #metered.roundTrips when the last round was reported. */
   #reportedRoundTrips = 0;
 
@@ -377,6 +379,7 @@ export class RunLoop {
     const { claim } = outcome;
     if (claim !== undefined) {
       this.#scriptLoaded = true;
+      this.#nextDueAt = earliest(this.#nextDueAt, claim.nextDueAt);
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
       return { claim, claimedAt: this.#deps.now() };
@@ -462,8 +465,10 @@ export class RunLoop {
 
   #report(): RunReport {
     const now = this.#deps.now();
+    const nextDueAt = this.#nextDueAt;
     return {
       ...this.#total,
+      ...(nextDueAt === undefined ? {} : { nextDueAt }),
       roundTrips: this.#metered.roundTrips,
       durationMs: now - this.#startedAt,
       stoppedForDeadline: this.#total.stoppedForDeadline || (!this.#aborted() && now >= this.#settleBy),

@@ -1,6 +1,7 @@
 /**
  * The settle round trip (SPEC §5.1 step 3): every verdict of a round applied by one
- * settle.lua call. Retained entries are simply left out: they stay in the PEL.
+ * settle.lua call. Retained entries stay in the PEL; those a handler deferred with a delay
+ * (SPEC §5.6) get a not-before time there, so the claim leaves them until then.
  */
 import type { ConsumerConfig } from './config';
 import { Fields, fieldText, type StreamEntry } from '../entry/entry';
@@ -9,7 +10,7 @@ import { markerKeyFor } from '../entry/marker-key';
 import type { RedisArg, RedisPort, RedisReply } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';
 import { runScript, type ScriptCall } from '../redis/script';
-import type { Verdict } from '../verdict/verdict';
+import { isValidRetryAfter, type Verdict } from '../verdict/verdict';
 
 export interface Decision {
   readonly entry: StreamEntry;
@@ -26,12 +27,19 @@ export interface SettleResult {
    * settle happened, that it survives losing the primary is not confirmed.
    */
   readonly unconfirmed: number;
+  /** Deferral not-before times written (retained entries whose handler asked for a delay). */
+  readonly deferred?: number;
 }
 
 export const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0, unconfirmed: 0 };
 
+/** A retained verdict's deferral delay, when it carries a usable one. */
+function deferralDelay(verdict: Verdict): number | undefined {
+  return verdict.kind === 'retain' && isValidRetryAfter(verdict.retryAfterMs) ? verdict.retryAfterMs : undefined;
+}
+
 export function needsSettling(decisions: readonly Decision[]): boolean {
-  return decisions.some((d) => d.verdict.kind !== 'retain');
+  return decisions.some((d) => d.verdict.kind !== 'retain' || deferralDelay(d.verdict) !== undefined);
 }
 
 export async function settleDecisions(
@@ -52,27 +60,33 @@ export function settleCall(config: ConsumerConfig, decisions: readonly Decision[
   const ackIds: string[] = [];
   const markers: string[] = [];
   const deadLetterArgs: RedisArg[] = [];
+  const deferralArgs: RedisArg[] = [];
   for (const { entry, verdict } of decisions) {
     if (verdict.kind === 'ack') ackIds.push(entry.id);
+    if (verdict.kind === 'retain') {
+      const delay = deferralDelay(verdict);
+      if (delay !== undefined) deferralArgs.push(entry.id, delay);
+    }
     if (verdict.kind !== 'dead-letter') continue;
     markers.push(markerKeyFor(config.keys, config.group, entry.id));
     deadLetterArgs.push(entry.id, fieldText(entry, Fields.eventId) ?? '', verdict.reason, entry.deliveries);
   }
   return {
     script: settleScript,
-    keys: [config.keys.stream, config.keys.dlt, ...markers],
-    args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, ...deadLetterArgs],
+    keys: [config.keys.stream, config.keys.dlt, config.keys.defer, ...markers],
+    args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, deferralArgs.length / 2, ...deferralArgs, ...deadLetterArgs],
   };
 }
 
 export function settleResultOf(reply: RedisReply | undefined): SettleResult {
   if (reply === undefined) return NOTHING_SETTLED;
-  const [acked, records, hits] = asArray(reply, 'settle reply');
+  const [acked, records, hits, deferred] = asArray(reply, 'settle reply');
   return {
     acked: asInteger(acked, 'settle acked'),
     deadLetterRecords: asInteger(records, 'settle records'),
     markerHits: asInteger(hits, 'settle marker hits'),
     unconfirmed: 0,
+    deferred: asInteger(deferred, 'settle deferred'),
   };
 }
 

@@ -12,6 +12,7 @@ import { duration, escapeHtml, table } from './html';
 import { lastRunAt, readConsumerHistory, type Sample } from './read-history';
 import { IDLE_RECORD_SECONDS } from '../deployment/schema';
 import { runsTable } from './runs';
+import { DUE_SAMPLE } from '../probes/backlog';
 
 /** Throughput is the acks of the samples within this window, per minute. */
 export const THROUGHPUT_WINDOW_MS = 5 * 60_000;
@@ -61,20 +62,28 @@ export async function readOverview(runtime: DeploymentRuntime): Promise<Overview
 function backlogRow({ backlog: b, ackedPerMinute, lastRunAgoMs }: ConsumerOverview) {
   const name = { html: `<a href="#c-${escapeHtml(b.consumer)}">${escapeHtml(b.consumer)}</a>` };
   const lastRun = lastRunAgoMs === undefined ? { html: '<span class="muted">none recorded</span>' } : `${duration(lastRunAgoMs)} ago`;
-  if (b.status !== 'ok') return [name, b.stream, b.group, { html: '<span class="muted">no group yet</span>' }, '', '', '', '', lastRun, ''];
+  if (b.status !== 'ok') return [name, b.stream, b.group, { html: '<span class="muted">no group yet</span>' }, '', '', '', '', '', lastRun, ''];
   const deadLetters = b.deadLetters > 0 ? { html: `<span class="error">${b.deadLetters}</span>`, numeric: true } : 0;
-  return [name, b.stream, b.group, b.streamLength, b.pending, duration(b.oldestPendingAgeMs), b.lag ?? '?', ackedPerMinute, lastRun, deadLetters];
+  return [name, b.stream, b.group, b.streamLength, b.pending, duration(b.oldestPendingAgeMs), nextDue(b), b.lag ?? '?', ackedPerMinute, lastRun, deadLetters];
+}
+
+/** When the next pending entry of the probe's sample is due (retry backoff, deferral, minIdle), and how many already are. */
+function nextDue(b: { nextDueInMs?: number; dueNow?: number }): string {
+  const waiting = b.nextDueInMs === undefined ? '—' : `in ${duration(b.nextDueInMs)}`;
+  return b.dueNow ? `${b.dueNow} due now; next ${waiting}` : waiting;
 }
 
 /** `runsHref`: the runs page, which lists idle runs and filters too. */
 export function renderOverview(overview: Overview, runsHref: string): string {
   const summary = table(
-    ['consumer', 'stream', 'group', 'length', 'pending', 'oldest pending', 'lag', 'acked / min (5 min)', 'last run', 'dead letters'],
+    ['consumer', 'stream', 'group', 'length', 'pending', 'oldest pending', 'next due', 'lag', 'acked / min (5 min)', 'last run', 'dead letters'],
     overview.consumers.map(backlogRow),
     'this deployment has no consumers',
   );
   const idleRuns = overview.idleRecordSeconds === 0 ? 'idle runs too' : `idle runs at most every ${duration(overview.idleRecordSeconds * 1000)} per process, so a live poller's last run is never older than that plus its schedule's period`;
-  const lastRunNote = `<p class="muted">Last run: the newest run the consumer's poller recorded. Runs that did something are recorded at once, ${idleRuns}.</p>`;
+  const lastRunNote =
+    `<p class="muted">Last run: the newest run the consumer's poller recorded. Runs that did something are recorded at once, ${idleRuns}. ` +
+    `Next due: when the first of the ${DUE_SAMPLE} oldest pending entries becomes due for redelivery (its retry backoff, its deferral, or minIdle for one in a handler's hands).</p>`;
   const charts = overview.consumers
     .map(({ backlog, samples }) => {
       const points = samples.map((s) => ({ t: s.t, value: s.ageMs ?? 0 }));

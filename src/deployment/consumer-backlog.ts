@@ -14,10 +14,10 @@ export type ConsumerBacklog =
   | { readonly consumer: string; readonly stream: string; readonly group: string; readonly status: 'no_group' };
 
 export async function consumerBacklog(port: RedisPort, plan: ConsumerPlan): Promise<ConsumerBacklog> {
-  const { stream, group, keys } = plan.config;
+  const { stream, group, keys, minIdleMs, retry } = plan.config;
   const base = { consumer: plan.name, stream, group };
   try {
-    return { ...base, status: 'ok', ...(await probeBacklog(port, { stream, group, dlt: keys.dlt })) };
+    return { ...base, status: 'ok', ...(await probeBacklog(port, { stream, group, dlt: keys.dlt, due: { minIdleMs, retry, deferKey: keys.defer } })) };
   } catch (error) {
     const reply = errorCode(error) === 'REDIS_COMMAND_FAILED' ? (error as RedisCommandError).reply : '';
     if (/^NOGROUP|no such key/i.test(reply)) return { ...base, status: 'no_group' };

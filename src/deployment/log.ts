@@ -72,6 +72,8 @@ export function runLogLine(result: JobReport, options: LogOptions): string {
     timestamp,
     stoppedForDeadline: report.stoppedForDeadline,
     counters,
+    // A time, not a counter: when the earliest pending entry the run saw waiting is due (Redis clock).
+    ...(report.nextDueAt === undefined ? {} : { detail: { nextDueAt: report.nextDueAt } }),
     emf: options.emf ? emfFor(deployment, result.consumer, POLL_METRICS) : undefined,
   });
 }

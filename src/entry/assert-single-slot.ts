@@ -1,6 +1,6 @@
 /**
  * Under Redis Cluster every key a script touches must hash to the stream's slot: the
- * stream needs a hash tag, and its DLT, markers, cursor and dedupe records must carry it.
+ * stream needs a hash tag, and its DLT, markers, cursor, dedupe records and deferral hash must carry it.
  * Checked where a port is known to be a Cluster (poller, readiness probe, redrive).
  */
 import { ConfigError } from '../ground/errors';
@@ -14,7 +14,7 @@ export function assertSingleSlot(keys: StreamKeys): void {
       { path: 'stream', message: 'needs a hash tag on Redis Cluster (e.g. "orders:{o}") so its DLT, markers and cursor share its slot' },
     ]);
   }
-  const fields = ['dlt', 'markerPrefix', 'cursor', 'publishDedupePrefix'] as const;
+  const fields = ['dlt', 'markerPrefix', 'cursor', 'publishDedupePrefix', 'defer'] as const;
   const problems = fields
     .filter((field) => hashTagOf(keys[field]) !== tag)
     .map((field) => ({ path: `keys.${field}`, message: `must carry the stream's hash tag {${tag}} on Redis Cluster` }));

@@ -20,8 +20,14 @@ export interface StreamEntry {
   readonly fields: ReadonlyMap<string, Uint8Array>;
   /** Delivery count after this delivery (1 for a first read). */
   readonly deliveries: number;
-  /** True when taken from another consumer (or an earlier run) through XAUTOCLAIM. */
+  /** True when taken from the PEL (another consumer's, or an earlier run's) by a claim's reclaim. */
   readonly reclaimed: boolean;
+  /**
+   * A reclaimed entry's idle time (ms, Redis clock) when the claim took it. A run that gives
+   * it back unstarted restores at least this idle, so the entry stays due (its backoff had
+   * passed) instead of waiting its backoff again for an attempt that never happened.
+   */
+  readonly idleBeforeClaimMs?: number;
   /**
    * True when the entry repeats a field name (names compared as bytes): which value counts
    * is ambiguous, so the entry is dead-lettered `entry_malformed` before any processor

@@ -22,6 +22,8 @@ export interface StreamKeys {
   readonly cursor: string;
   /** Publish-dedupe records are `<publishDedupePrefix><event_id>`. */
   readonly publishDedupePrefix: string;
+  /** Hash of one group's deferral not-before times (SPEC §5.6): entry id → Redis ms. */
+  readonly defer: string;
 }
 
 export interface StreamKeyOverrides {
@@ -29,6 +31,7 @@ export interface StreamKeyOverrides {
   readonly markerPrefix?: string;
   readonly cursor?: string;
   readonly publishDedupePrefix?: string;
+  readonly defer?: string;
 }
 
 export function deriveStreamKeys(stream: string, group: string, overrides: StreamKeyOverrides = {}): StreamKeys {
@@ -38,6 +41,7 @@ export function deriveStreamKeys(stream: string, group: string, overrides: Strea
     markerPrefix: overrides.markerPrefix ?? `${stream}:dlt:marker:`,
     cursor: overrides.cursor ?? `${stream}:cursor:${group}`,
     publishDedupePrefix: overrides.publishDedupePrefix ?? `${stream}:pub:`,
+    defer: overrides.defer ?? `${stream}:defer:${group}`,
   };
 }
 
@@ -79,7 +83,7 @@ export function sizeKeyProblems(stream: string): DerivedKeyProblem[] {
  * Derived key names follow the same rule as explicit ones (SPEC §3.4): printable ASCII,
  * no spaces, 1..=256 bytes. The stream and each override are checked as names on their own;
  * this checks what is built from them — the DLT `<stream>:dlt`, the cursor
- * `<stream>:cursor:<group>` and every marker `<markerPrefix><group>:<entry id>` up to the
+ * `<stream>:cursor:<group>`, the deferral hash `<stream>:defer:<group>` and every marker `<markerPrefix><group>:<entry id>` up to the
  * longest entry id. The group is part of every marker key, so it must be key-safe even
  * with an explicit cursor. A key too long is blamed on the group when a shorter group would
  * fix it, otherwise on the field its prefix comes from. Values are never echoed.
@@ -97,6 +101,7 @@ export function derivedKeyProblems(stream: string, group: string, overrides: Str
   };
   problems.push(...derivedDltProblems(stream, overrides), ...sizeKeyProblems(stream));
   if (overrides.cursor === undefined) perGroup('derived cursor key (<stream>:cursor:<group>)', keys.cursor, `${stream}:cursor:`, 'stream');
+  if (overrides.defer === undefined) perGroup('derived deferral key (<stream>:defer:<group>)', keys.defer, `${stream}:defer:`, 'stream');
   perGroup(
     'longest marker key (<markerPrefix><group>:<entry id>)',
     markerKeyFor(keys, group, LONGEST_ENTRY_ID),

@@ -19,7 +19,8 @@ export type ErrorCode =
   | 'PUBLISH_KEY_REUSED'
   | 'PUBLISH_SCHEDULE_INVALID'
   | 'PUBLISH_SCHEDULE_UNSUPPORTED'
-  | 'CALLBACK_FAILED';
+  | 'CALLBACK_FAILED'
+  | 'DEFERRAL_DELAY_INVALID';
 
 export class SagaStreamsError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C;

@@ -6,6 +6,11 @@
  * over (a poison pill) would look young forever. Ages use the Redis clock (TIME, sent in
  * the same round trip), the clock that assigned the ids. The stream's scheduled events
  * (SPEC §5.6) are counted in the same round trip, with the earliest due time.
+ *
+ * The next due time (SPEC §5.6), when the target names the consumer's retry policy, is read
+ * from a sample: the DUE_SAMPLE oldest pending entries, judged as claim.lua judges them (its
+ * twin in retry.ts; display only, nothing is taken). A deferral hash that exists costs a second
+ * round trip (its not-before times of the sampled ids); without one the probe stays one.
  */
 import { entryIdMillis } from '../entry/entry';
 import { ReplyShapeError } from '../ground/errors';
@@ -15,12 +20,26 @@ import { decodeText } from '../ground/text';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import { runOperations } from '../redis/script';
 import { scheduleKeys } from '../schedule/keys';
+import { dueAtMs, type RetryPolicy } from '../consume/retry';
+
+/** Pending entries, oldest first, the next due time is computed from: bounded work per probe. */
+export const DUE_SAMPLE = 100;
+
+/** What the probe needs to tell when pending entries are due: the consumer's config. */
+export interface DueTarget {
+  readonly minIdleMs: number;
+  readonly retry: RetryPolicy;
+  /** The consumer's deferral hash (keys.defer). */
+  readonly deferKey: string;
+}
 
 export interface BacklogTarget {
   readonly stream: string;
   readonly group: string;
   /** Default: the stream's derived DLT name. */
   readonly dlt?: string;
+  /** The consumer's retry policy: the probe then reports the next due time (nextDueAt). */
+  readonly due?: DueTarget;
 }
 
 export interface Backlog {
@@ -41,9 +60,19 @@ export interface Backlog {
   /** Events in the stream's schedule, not yet moved into it (SPEC §5.6). */
   readonly scheduled: number;
   /** Due time (ms epoch, Redis clock) of the earliest of them; undefined when none. */
-  readonly nextDueMs: number | undefined;
+  readonly scheduledNextDueAt: number | undefined;
   /** Redis time of the probe, ms epoch. */
   readonly observedAtMs: number;
+  /**
+   * The earliest time (Redis ms epoch) one of the DUE_SAMPLE oldest pending entries becomes
+   * due for redelivery — its retry backoff, its deferral, or minIdle for one still in a
+   * handler's hands — among those not due yet; absent when none (or no `due` target).
+   */
+  readonly nextDueAt?: number;
+  /** nextDueAt minus observedAtMs. */
+  readonly nextDueInMs?: number;
+  /** Sampled pending entries already due and waiting for a poll to reclaim them. */
+  readonly dueNow?: number;
 }
 
 /** Throws (NOGROUP) when the group does not exist; readiness reports that case. */
@@ -51,17 +80,18 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
   const { stream, group } = target;
   const dlt = target.dlt ?? deriveStreamKeys(stream, group).dlt;
   const schedule = scheduleKeys(stream).due;
-  const [summary, oldestRows, groups, streamLength, dltLength, time, scheduled, head] = await runOperations(port, [
+  const [summary, oldestRows, groups, streamLength, dltLength, time, scheduled, head, deferrals] = await runOperations(port, [
     command('XPENDING', stream, group),
-    command('XPENDING', stream, group, '-', '+', 1),
+    command('XPENDING', stream, group, '-', '+', target.due === undefined ? 1 : DUE_SAMPLE),
     command('XINFO', 'GROUPS', stream),
     command('XLEN', stream),
     command('XLEN', dlt),
     command('TIME'),
     command('ZCARD', schedule),
     command('ZRANGE', schedule, 0, 0, 'WITHSCORES'),
+    ...(target.due === undefined ? [] : [command('EXISTS', target.due.deferKey)]),
   ]);
-  const nextDue = asArray(head, 'schedule head')[1];
+  const scheduleHead = asArray(head, 'schedule head')[1];
   const info = groupInfo(groups, group);
   const [seconds, micros] = asArray(time, 'TIME reply');
   const observedAtMs = asInteger(seconds, 'TIME seconds') * 1000 + Math.floor(asInteger(micros, 'TIME micros') / 1000);
@@ -80,9 +110,32 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     streamLength: asInteger(streamLength, 'stream length'),
     deadLetters: asInteger(dltLength, 'DLT length'),
     scheduled: asInteger(scheduled, 'schedule size'),
-    nextDueMs: nextDue === undefined ? undefined : asInteger(nextDue, 'schedule next due'),
+    scheduledNextDueAt: scheduleHead === undefined ? undefined : asInteger(scheduleHead, 'schedule next due'),
     observedAtMs,
+    ...(target.due === undefined ? {} : await nextDue(port, target.due, asArray(oldestRows, 'XPENDING rows'), observedAtMs, asInteger(deferrals, 'EXISTS reply') === 1)),
   };
+}
+
+/** The sample's next due time, and how many of it are due already. */
+async function nextDue(port: RedisPort, due: DueTarget, rows: RedisReply[], observedAtMs: number, deferrals: boolean): Promise<Pick<Backlog, 'nextDueAt' | 'nextDueInMs' | 'dueNow'>> {
+  const sample = rows.map((row) => {
+    const [id, , idle, deliveries] = asArray(row, 'XPENDING row');
+    return { id: asText(id, 'pending id'), idleMs: asInteger(idle, 'pending idle'), deliveries: asInteger(deliveries, 'pending deliveries') };
+  });
+  let notBefore: RedisReply[] = [];
+  if (deferrals && sample.length > 0) {
+    const [values] = await runOperations(port, [command('HMGET', due.deferKey, ...sample.map((row) => row.id))]);
+    notBefore = asArray(values, 'HMGET reply');
+  }
+  let nextDueAt: number | undefined;
+  let dueNow = 0;
+  sample.forEach((row, i) => {
+    const deferredUntil = notBefore[i];
+    const at = dueAtMs(due.retry, due.minIdleMs, row, observedAtMs, deferredUntil == null ? undefined : asInteger(deferredUntil, 'not-before'));
+    if (at <= observedAtMs) dueNow += 1;
+    else if (nextDueAt === undefined || at < nextDueAt) nextDueAt = at;
+  });
+  return nextDueAt === undefined ? { dueNow } : { nextDueAt, nextDueInMs: nextDueAt - observedAtMs, dueNow };
 }
 
 /** The XINFO GROUPS entry of `group`, as a field → value map. */

@@ -4,7 +4,7 @@
  * retried later (retain) — and anything else it throws is treated as transient (retain).
  * Transient failures are never dead-lettered, however many deliveries they took.
  */
-import { errorCode } from '../ground/errors';
+import { errorCode, SagaStreamsError } from '../ground/errors';
 import { isPromiseLike } from '../ground/maybe-promise';
 
 const REASON_PATTERN = /^[a-z0-9_]{1,64}$/;
@@ -22,7 +22,12 @@ export type RetainCause = 'handler_error' | 'deferred' | 'handler_timeout' | 'de
 export type Verdict =
   | { readonly kind: 'ack'; readonly duplicate: boolean }
   | { readonly kind: 'dead-letter'; readonly reason: string; readonly auth: boolean }
-  | { readonly kind: 'retain'; readonly cause: RetainCause };
+  | {
+      readonly kind: 'retain';
+      readonly cause: RetainCause;
+      /** A Deferral's delay: not redelivered before this many ms after the settle (Redis clock). */
+      readonly retryAfterMs?: number;
+    };
 
 // Acks are the common case: shared frozen values instead of an object per entry.
 const ACKED: Verdict = Object.freeze({ kind: 'ack', duplicate: false });
@@ -34,8 +39,35 @@ export const Verdicts = {
     if (!isValidReason(reason)) throw new TypeError(`dead-letter reason must match ${REASON_PATTERN}: got ${JSON.stringify(reason)}`);
     return { kind: 'dead-letter', reason, auth: options.auth ?? false };
   },
-  retain: (cause: RetainCause): Verdict => ({ kind: 'retain', cause }),
+  retain: (cause: RetainCause, retryAfterMs?: number): Verdict =>
+    retryAfterMs === undefined ? { kind: 'retain', cause } : { kind: 'retain', cause, retryAfterMs: checkedRetryAfter(retryAfterMs) },
 } as const;
+
+/**
+ * The longest a retry may wait (SPEC §5.6): a Deferral's retryAfterMs and a consumer's
+ * retry.maxMs. A day: a deferred entry stays pending meanwhile, and pending entries hold back
+ * the safe trim of their stream.
+ */
+export const MAX_RETRY_DELAY_MS = 86_400_000;
+
+/** A Deferral asked for a delay that is not a whole number of ms in 1..=MAX_RETRY_DELAY_MS. */
+export class DeferralDelayError extends SagaStreamsError<'DEFERRAL_DELAY_INVALID'> {
+  readonly field = 'retryAfterMs';
+
+  constructor() {
+    super('DEFERRAL_DELAY_INVALID', `Deferral retryAfterMs must be an integer number of ms in 1..=${MAX_RETRY_DELAY_MS} (one day)`);
+  }
+}
+
+/** True for a delay a Deferral may ask for. */
+export function isValidRetryAfter(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_RETRY_DELAY_MS;
+}
+
+function checkedRetryAfter(value: unknown): number {
+  if (!isValidRetryAfter(value)) throw new DeferralDelayError();
+  return value;
+}
 
 /**
  * Thrown by a handler for a deterministic failure that no redelivery can fix (a contract
@@ -53,13 +85,22 @@ export class Rejection extends Error {
   }
 }
 
-/** Thrown by a handler that wants the entry again later (e.g. the saga is paused). */
+/**
+ * Thrown by a handler that wants the entry again later (e.g. the saga is paused, a downstream
+ * answered 429). The entry is retained; with `retryAfterMs` it is not redelivered before that
+ * many ms after the round's settle (Redis clock), nor before its retry backoff. A delay that is
+ * not an integer in 1..=MAX_RETRY_DELAY_MS throws DeferralDelayError here, in the handler: a
+ * thrown error is transient, so the entry is retained all the same, without the delay.
+ */
 export class Deferral extends Error {
   readonly code = 'DEFERRAL';
+  readonly retryAfterMs: number | undefined;
 
-  constructor(message = 'deferred', options?: { cause?: unknown }) {
+  constructor(message = 'deferred', options?: { cause?: unknown; retryAfterMs?: number }) {
+    const retryAfterMs = options?.retryAfterMs === undefined ? undefined : checkedRetryAfter(options.retryAfterMs);
     super(message, options);
     this.name = 'Deferral';
+    this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -130,8 +171,11 @@ function classifyThrown(error: unknown): Verdict {
       // A malformed reason cannot be trusted as deterministic: keep the entry.
       return typeof reason === 'string' && isValidReason(reason) ? Verdicts.deadLetter(reason) : Verdicts.retain('handler_error');
     }
-    case 'DEFERRAL':
-      return Verdicts.retain('deferred');
+    case 'DEFERRAL': {
+      // A delay that cannot be trusted is dropped: the entry comes back after its backoff.
+      const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs;
+      return isValidRetryAfter(retryAfterMs) ? Verdicts.retain('deferred', retryAfterMs) : Verdicts.retain('deferred');
+    }
     default:
       return Verdicts.retain('handler_error');
   }

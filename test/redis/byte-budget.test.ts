@@ -17,7 +17,7 @@ import type { RedisPort, RedisReply } from '../../src/redis/port';
 import { clientKinds, ioredisKind } from '../support/clients';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
-import { append, foreignAppend, pendingIds } from '../support/redis';
+import { append, foreignAppend, pendingIds, scriptArg } from '../support/redis';
 
 const MiB = 1024 * 1024;
 const CHILD = fileURLToPath(new URL('./children/drain-memory.ts', import.meta.url));
@@ -55,7 +55,7 @@ function spyOnClaimReplies(port: RedisPort, claims: ClaimReply[]): RedisPort {
       const claim = commands.find((c) => c.args[0] === claimScript.sha1 || c.args[0] === claimScript.text);
       if (claim !== undefined) {
         // EVALSHA sha 5 k1..k5 group consumer minIdle reclaim allowance alone fresh read
-        claims.push({ allowance: Number(claim.args[11]), alone: String(claim.args[12]) === '1', bytes: stringBytes(replies), entries: entryCount(replies as RedisReply[]) });
+        claims.push({ allowance: Number(scriptArg(claim, 5)), alone: String(scriptArg(claim, 6)) === '1', bytes: stringBytes(replies), entries: entryCount(replies as RedisReply[]) });
       }
       return replies;
     },

@@ -10,7 +10,7 @@ import { checkReadiness } from '../../src/probes/readiness';
 import { createPoller } from '../../src/consume/poller';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
-import { Rejection } from '../../src/verdict/verdict';
+import { Deferral, Rejection } from '../../src/verdict/verdict';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { uniquePrefix } from '../support/redis';
 import { useClusterPerSuite } from '../support/redis-suite';
@@ -38,6 +38,25 @@ describe('redis cluster (ioredis)', () => {
     expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
   });
 
+  it('defers with a delay and pages the PEL by backoff with the deferral hash on the stream slot', async () => {
+    const stream = `orders:{${uniquePrefix()}}`;
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { keyTag: stream.slice(8, -1) }),
+      process: recordingProcessor([], () => Promise.reject(new Deferral('rate limited', { retryAfterMs: 60_000 }))),
+    });
+    await poller.ensureGroup();
+    const id = (await admin.xadd(stream, '*', 'event_id', 'e1', 'payload', 'p'))!;
+    expect(await poller.run({ mode: 'drain' })).toMatchObject({ retained: 1 });
+    expect(poller.config.keys.defer).toBe(`${stream}:defer:g`);
+    const notBefore = Number(await admin.hget(poller.config.keys.defer, id));
+    // Past minIdle and the first backoff, not past the deferral: the claim leaves it and says until when.
+    await admin.xclaim(stream, 'g', 'c1', 0, id, 'IDLE', 30_000, 'JUSTID');
+    const report = await poller.run({ mode: 'drain' });
+    expect(report).toMatchObject({ reclaimed: 0, nextDueAt: notBefore });
+    expect(await admin.get(poller.config.keys.cursor)).toBe('0-0');
+  });
+
   it('reports not ready, rather than ready, for a config that cannot run on the Cluster', async () => {
     const tagged = `orders:{${uniquePrefix()}}`;
     const readiness = await checkReadiness({ port, consumers: [fastConfig('orders-untagged'), fastConfig(tagged)] });
@@ -52,6 +71,7 @@ describe('redis cluster (ioredis)', () => {
       createPoller({ port: metered, config: fastConfig('orders:{a}', overrides), process: recordingProcessor([]) });
     expect(() => build({ keyTag: 'a', keys: { dlt: 'orders:{b}:dlt' } })).toThrow(ConfigError);
     expect(() => build({ keys: { cursor: 'cursor:{b}' } })).toThrow(/keys\.cursor/);
+    expect(() => build({ keys: { defer: 'defer:{b}' } })).toThrow(/keys\.defer/);
     expect(() =>
       createPoller({ port: metered, config: fastConfig('orders-untagged'), process: recordingProcessor([]) }),
     ).toThrow(/stream: needs a hash tag/);

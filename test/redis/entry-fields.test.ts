@@ -72,7 +72,7 @@ describe.each(clientKinds)('entry fields read through a claim over $name', (kind
     expectFieldsOf(fresh.entries, stored);
 
     // Reclaimed at once: the entries are pending and idle for at least 0 ms.
-    const reclaimed = await claimOnce(port, { ...config, minIdleMs: 0 }, { fresh: 10, reclaim: 10 });
+    const reclaimed = await claimOnce(port, { ...config, minIdleMs: 0, retry: { ...config.retry, baseMs: 0 } }, { fresh: 10, reclaim: 10 });
     expect(reclaimed.reclaimed).toBe(APPENDED.length);
     expect(reclaimed.entries.every((e) => e.deliveries === 2 && e.reclaimed)).toBe(true);
     expectFieldsOf(reclaimed.entries, stored);

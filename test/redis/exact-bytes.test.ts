@@ -130,7 +130,7 @@ describe.each(clientKinds)('exact bytes of field names and event ids over $name'
     await append(['event_id', 'e-same'], ['payload', 'x'], [Buffer.from([0xff]), 'a'], [Buffer.from([0xff]), 'b']);
     const config = parseConsumerConfig(fastConfig(stream, { group: 'g-parse' }));
     const fresh = await claimOnce(port, config, { fresh: 10, reclaim: 0 });
-    const reclaimed = await claimOnce(port, { ...config, minIdleMs: 0 }, { fresh: 10, reclaim: 10 });
+    const reclaimed = await claimOnce(port, { ...config, minIdleMs: 0, retry: { ...config.retry, baseMs: 0 } }, { fresh: 10, reclaim: 10 });
     for (const { entries } of [fresh, reclaimed]) {
       const [two, same] = entries;
       expect(two).toMatchObject({ fieldNameNotUtf8: true });

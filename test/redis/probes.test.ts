@@ -7,6 +7,8 @@
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseConsumerConfig } from '../../src/consume/config';
+import { retryAfterMs } from '../../src/consume/retry';
 import { probeBacklog } from '../../src/probes/backlog';
 import { checkReadiness } from '../../src/probes/readiness';
 import { connectIoredis, IOREDIS_DEFAULTS, ioredisPort } from '../../src/redis/ioredis-port';
@@ -81,6 +83,39 @@ describe.each(clientKinds)('probes over $name', (kind) => {
       streamLength: 0,
       deadLetters: 0,
     });
+  });
+
+  it('reports the next due time of a sample of the PEL: backoff, deferral, and what is due already', async () => {
+    const config = parseConsumerConfig(fastConfig(stream, { minIdleMs: 10_000 }));
+    const due = { minIdleMs: config.minIdleMs, retry: config.retry, deferKey: config.keys.defer };
+    await admin.xgroup('CREATE', stream, 'g', '0-0', 'MKSTREAM');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i += 1) ids.push((await admin.xadd(stream, '*', 'n', String(i)))!);
+    await admin.xreadgroup('GROUP', 'g', 'c1', 'STREAMS', stream, '>');
+    const [seconds, micros] = await admin.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    // ids[0]: 3rd delivery a minute ago, waits 40 s × (0.8..1) → due already; ids[1]: 4th delivery
+    // a minute ago, waits 80 s × (0.8..1) → due in 4..20 s; ids[2]: in a handler's hands for 1 s.
+    await admin.xclaim(stream, 'g', 'c1', 0, ids[0]!, 'TIME', now - 60_000, 'RETRYCOUNT', 3, 'JUSTID');
+    await admin.xclaim(stream, 'g', 'c1', 0, ids[1]!, 'TIME', now - 60_000, 'RETRYCOUNT', 4, 'JUSTID');
+    await admin.xclaim(stream, 'g', 'c1', 0, ids[2]!, 'TIME', now - 1_000, 'RETRYCOUNT', 1, 'JUSTID');
+    const backoffDue = now - 60_000 + retryAfterMs(config.retry, 10_000, ids[1]!, 4);
+    // Delivery times are TIME − idle, read in one round trip: at most the ms between the two readings late.
+    const expectDueAt = (probed: { nextDueAt?: number; observedAtMs: number }, expected: number) => {
+      expect(probed.nextDueAt).toBeGreaterThanOrEqual(expected);
+      expect(probed.nextDueAt! - expected).toBeLessThanOrEqual(probed.observedAtMs - now);
+    };
+    const first = await probeBacklog(port, { stream, group: 'g', due });
+    expect(first.dueNow).toBe(1);
+    expectDueAt(first, Math.min(backoffDue, now + 9_000));
+    expect(first.nextDueInMs).toBe(first.nextDueAt! - first.observedAtMs);
+    // A deferral pushes ids[2] out, and another one makes ids[0] wait again.
+    await admin.hset(config.keys.defer, ids[2]!, String(now + 3_600_000), ids[0]!, String(now + 120_000));
+    const deferred = await probeBacklog(port, { stream, group: 'g', due });
+    expect(deferred.dueNow).toBe(0);
+    expectDueAt(deferred, Math.min(backoffDue, now + 120_000));
+    // Without the consumer's policy the probe does not guess.
+    expect(await probeBacklog(port, { stream, group: 'g' })).not.toHaveProperty('nextDueAt');
   });
 
   it('fails with the Redis error when the group does not exist', async () => {

@@ -15,7 +15,7 @@ import type { RedisPort, RedisReply } from '../../src/redis/port';
 import { clientKinds } from '../support/clients';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
-import { append, pendingRows } from '../support/redis';
+import { append, pendingRows, scriptArg } from '../support/redis';
 
 const MIN_IDLE = 10_000;
 
@@ -28,8 +28,8 @@ interface ClaimCall {
 const text = (value: RedisReply | undefined): string => (value instanceof Uint8Array ? Buffer.from(value).toString() : String(value));
 
 /**
- * A port that records, per claim.lua call that reclaimed, its XAUTOCLAIM COUNT (ARGV[4]: after
- * the sha, the key count and 5 keys) and the ids it reclaimed. A claim inside MULTI answers in
+ * A port that records, per claim.lua call that reclaimed, its reclaim count (ARGV[4]) and the
+ * ids it reclaimed. A claim inside MULTI answers in
  * the EXEC reply, at its place in the transaction.
  */
 function spyOnClaims(port: RedisPort, calls: ClaimCall[]): RedisPort {
@@ -42,7 +42,7 @@ function spyOnClaims(port: RedisPort, calls: ClaimCall[]): RedisPort {
       commands.forEach((c, i) => {
         if (c.name === 'MULTI') multiAt = i;
         if (c.name === 'EXEC') multiAt = -1;
-        const count = Number(c.args[10]);
+        const count = Number(scriptArg(c, 4));
         // An EVALSHA answered NOSCRIPT is sent again as EVAL: count the call that ran.
         if ((c.args[0] !== claimScript.sha1 && c.args[0] !== claimScript.text) || count === 0) return;
         let reply = replies[i];

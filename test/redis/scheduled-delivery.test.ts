@@ -383,9 +383,9 @@ describe.each(clientKinds)('scheduled delivery over $name', (kind) => {
 
   it('shows the scheduled count and the next due time in the backlog probe', async () => {
     await port.exchange([{ name: 'XGROUP', args: ['CREATE', stream, 'g', '0', 'MKSTREAM'] }]);
-    expect(await probeBacklog(port, { stream, group: 'g' })).toMatchObject({ scheduled: 0, nextDueMs: undefined });
+    expect(await probeBacklog(port, { stream, group: 'g' })).toMatchObject({ scheduled: 0, scheduledNextDueAt: undefined });
     const first = await publisherWith().publish(event('b1'), { delayMs: 30_000 });
     await publisherWith().publish(event('b2'), { delayMs: 90_000 });
-    expect(await probeBacklog(port, { stream, group: 'g' })).toMatchObject({ scheduled: 2, nextDueMs: first.scheduled!.deliverAtMs });
+    expect(await probeBacklog(port, { stream, group: 'g' })).toMatchObject({ scheduled: 2, scheduledNextDueAt: first.scheduled!.deliverAtMs });
   });
 });

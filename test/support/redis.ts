@@ -58,3 +58,11 @@ export async function foreignAppend(admin: Redis, stream: string, fields: Record
   const flat = Object.entries(fields).flat();
   return (await admin.xadd(stream, '*', ...flat)) as string;
 }
+
+/**
+ * ARGV[n] (1-based, as the script reads it) of an EVALSHA / EVAL command as the port sends it:
+ * `[sha or text, numkeys, ...keys, ...args]`. Independent of how many keys the script takes.
+ */
+export function scriptArg(command: { readonly args: readonly unknown[] }, n: number): unknown {
+  return command.args[1 + Number(command.args[1]) + n];
+}

@@ -24,6 +24,7 @@ describe('consumer config', () => {
       markerPrefix: 'orders:dlt:marker:',
       cursor: 'orders:cursor:g',
       publishDedupePrefix: 'orders:pub:',
+      defer: 'orders:defer:g',
     });
     expect(config.reclaimBatch).toBe(config.batch);
     expect(Object.isFrozen(config)).toBe(true);
@@ -131,13 +132,44 @@ describe('consumer config', () => {
     });
   });
 
+  describe('retry backoff (SPEC §5.6)', () => {
+    it('defaults to exponential from minIdleMs, ×2, up to 15 min, jitter 0.2', () => {
+      expect(parseConsumerConfig(valid).retry).toEqual({ backoff: 'exponential', baseMs: 120_000, factor: 2, maxMs: 900_000, jitter: 0.2 });
+      // A minIdle above the default cap lifts the cap to it rather than refusing a config that set no retry.
+      expect(parseConsumerConfig({ ...valid, runBudgetMs: 1_000_000, minIdleMs: 1_200_000 }).retry).toMatchObject({ baseMs: 1_200_000, maxMs: 1_200_000 });
+      expect(parseConsumerConfig({ ...valid, retry: { backoff: 'fixed' } }).retry).toEqual({ backoff: 'fixed', baseMs: 120_000, factor: 2, maxMs: 900_000, jitter: 0.2 });
+    });
+
+    it.each([
+      ['backoff', 'linear'],
+      ['baseMs', 0],
+      ['baseMs', 86_400_001],
+      ['baseMs', 150_000.5],
+      ['factor', 1],
+      ['factor', 10.5],
+      ['maxMs', 86_400_001],
+      ['jitter', -0.1],
+      ['jitter', 1.01],
+      ['unknown', 1],
+    ])('rejects retry.%s = %s naming the field', (field, value) => {
+      const problems = problemsFor({ ...valid, retry: { [field]: value } });
+      expect(problems.some((p) => p.startsWith(field === 'unknown' ? 'retry' : `retry.${field}:`))).toBe(true);
+    });
+
+    it('rejects a base below minIdleMs and a cap below the base, naming each', () => {
+      expect(problemsFor({ ...valid, retry: { baseMs: 60_000 } })).toEqual([expect.stringMatching(/^retry\.baseMs: must be at least minIdleMs/)]);
+      expect(problemsFor({ ...valid, retry: { baseMs: 300_000, maxMs: 200_000 } })).toEqual([expect.stringMatching(/^retry\.maxMs: must be at least retry\.baseMs/)]);
+      expect(() => parseConsumerConfig({ ...valid, retry: { backoff: 'exponential', baseMs: 120_000, factor: 3, maxMs: 86_400_000, jitter: 0 } })).not.toThrow();
+    });
+  });
+
   it('rejects a marker TTL longer than the DLT retention', () => {
     expect(problemsFor({ ...valid, markerTtlSeconds: 100, dltRetentionSeconds: 99 })[0]).toMatch(/^markerTtlSeconds:/);
   });
 
   it('rejects keys off the configured hash tag, naming each', () => {
-    const problems = problemsFor({ ...valid, stream: 'orders:{o}', keyTag: 'o', keys: { dlt: 'dlt:{x}', cursor: 'cursor' } });
-    expect(problems.map((p) => p.split(':')[0])).toEqual(['keys.dlt', 'keys.cursor']);
+    const problems = problemsFor({ ...valid, stream: 'orders:{o}', keyTag: 'o', keys: { dlt: 'dlt:{x}', cursor: 'cursor', defer: 'defer:{x}' } });
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['keys.dlt', 'keys.cursor', 'keys.defer']);
     expect(() => parseConsumerConfig({ ...valid, stream: 'orders:{o}', keyTag: 'o' })).not.toThrow();
   });
 
@@ -155,6 +187,15 @@ describe('consumer config', () => {
       // The size and gate keys (size-keys.ts) are always derived: a stream leaves room for them.
       expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(256), keys: { dlt: 'd', cursor: 'c', markerPrefix: 'm:' } })).toThrow(/longest derived size or gate key/);
       expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(220), keys: { dlt: 'd', cursor: 'c', markerPrefix: 'm:' } })).not.toThrow();
+    });
+
+    it('checks the derived deferral key <stream>:defer:<group> like the cursor', () => {
+      // 100 + 7 + 128 = 235 bytes fits; 128 + 7 + 128 = 263 does not, and a shorter group would fix it.
+      const keys = { cursor: 'c', markerPrefix: 'm:' };
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(100), group: 'g'.repeat(128), keys })).not.toThrow();
+      const problems = problemsFor({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys });
+      expect(problems).toEqual([expect.stringMatching(/^group: makes the derived deferral key \(<stream>:defer:<group>\) 263 bytes long/)]);
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys: { ...keys, defer: 'd' } })).not.toThrow();
     });
 
     it('blames the group when a shorter one would make the key fit, else the prefix it comes from', () => {

@@ -1,0 +1,38 @@
+/** The dashboard overview shows each consumer's next due time from the backlog probe (SPEC §5.6). */
+import { describe, expect, it } from 'vitest';
+import { renderOverview, type ConsumerOverview } from '../../src/dashboard/overview';
+
+const backlog = {
+  consumer: 'billing',
+  stream: 'billing:{b}',
+  group: 'g',
+  status: 'ok' as const,
+  pending: 3,
+  oldestPendingId: '1-0',
+  oldestPendingAgeMs: 120_000,
+  oldestPendingDeliveries: 4,
+  consumers: 1,
+  lag: 0,
+  lastDeliveredId: '3-0',
+  streamLength: 3,
+  deadLetters: 0,
+  observedAtMs: 1_000_000,
+};
+
+const row = (extra: object): ConsumerOverview => ({ backlog: { ...backlog, ...extra }, ackedPerMinute: 0, lastRunAgoMs: undefined, samples: [] });
+const render = (consumer: ConsumerOverview) => renderOverview({ deployment: 'd', idleRecordSeconds: 300, consumers: [consumer], recentRuns: [] }, '/ops/runs');
+
+describe('dashboard overview: next due', () => {
+  it('shows when the next pending entry is due, and how many are due already', () => {
+    const html = render(row({ nextDueAt: 1_252_000, nextDueInMs: 252_000, dueNow: 2 }));
+    expect(html).toContain('<th>next due</th>');
+    expect(html).toContain('2 due now; next in 4.2 min');
+    expect(render(row({ nextDueAt: 1_004_000, nextDueInMs: 4_000, dueNow: 0 }))).toContain('in 4.0 s');
+  });
+
+  it('shows a dash when nothing in the sample waits', () => {
+    const html = render(row({ dueNow: 0 }));
+    expect(html).not.toContain('due now');
+    expect(html).toMatch(/<td[^>]*>—<\/td>/);
+  });
+});
