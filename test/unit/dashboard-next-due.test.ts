@@ -16,6 +16,8 @@ const backlog = {
   lastDeliveredId: '3-0',
   streamLength: 3,
   deadLetters: 0,
+  scheduled: 0,
+  scheduledNextDueAt: undefined,
   observedAtMs: 1_000_000,
 };
 
