@@ -46,9 +46,9 @@
     'native'  the caller sends, right after this script inside one MULTI/EXEC,
               XREADGROUP … COUNT ARGV[7] STREAMS <stream> <gate> > >, which copies nothing
               through Lua. This script proves first that those entries fit, from what the
-              writers that record sizes (append.lua, publish.lua, redrive.lua) keep: KEYS[3]
-              counts their appends ('appended'), the records they hold ('large') and what
-              retention.lua removed ('trimmed'); KEYS[4] holds one record per entry larger than
+              writers that record sizes (append.lua, publish.lua, redrive.lua, the schedule
+              move) keep: KEYS[3] counts their appends ('appended'), the records they hold
+              ('large') and what retention.lua removed ('trimmed'); KEYS[4] holds one record per entry larger than
               SMALL, with its size, ordered by entry id. The proof holds when every entry of
               the stream came from such a writer and none was removed by another hand
               (appended = entries-read + lag, XLEN + trimmed = appended), no record is missing
@@ -72,6 +72,8 @@
            parts of the id zero-padded to 20 digits (members then sort in id order)
   KEYS[5]  this claim's gate stream
   KEYS[6]  deferral hash of this group: entry id -> not-before, Redis ms (settle.lua writes it)
+  KEYS[7]  the stream's schedule: due-time sorted set      } SPEC §5.6, lib/schedule-move.lua
+  KEYS[8]  the stream's schedule: packed entries hash      }
   ARGV[1]  group
   ARGV[2]  consumer
   ARGV[3]  min idle, ms
@@ -86,9 +88,10 @@
   ARGV[11] retry factor (exponential)
   ARGV[12] retry max, ms (exponential)
   ARGV[13] retry jitter, 0..1
+  ARGV[14] most scheduled events moved into the stream by this claim (0: no move)
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
-           fresh, cut, bytes, next_due, now, idle_before }
+           fresh, cut, bytes, next_due, now, idle_before, moved }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
     deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
@@ -108,12 +111,19 @@
     idle_before      one integer per reclaimed entry: its idle time (ms) when this claim took
                      it. A run that gives the entry back unstarted restores that idle, so the
                      entry is due again at once (release.lua), its backoff having passed.
+    moved            scheduled events this claim moved into the stream (they are read by the
+                     fresh read of this same claim, or a later one)
 
-  Include point. Code that must run before the reclaim and report a due time of its own (the
-  schedule move) goes right before "---- 1. reclaim": it may call redis_now() (one TIME per
-  claim, shared) and lower next_due with saw_due_at(ms); the reply carries it. due_at(id,
-  deliveries, idle, not_before) is the due rule for any pending entry (a key's head, SPEC §5.7).
+  Scheduled events (SPEC §5.6). Before anything else reads the stream, the due ones are moved
+  into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
+  so the fresh read of this same claim can deliver them; an empty schedule costs one ZRANGE
+  and no extra round trip. It runs before XINFO GROUPS: the native proof compares the group's
+  lag with the writers' 'appended' count, and the move appends (and records, as every writer
+  does). The schedule's next due time lowers next_due, so a poller woken then finds it due.
+  due_at(id, deliveries, idle, not_before) is the due rule for any pending entry (a key's
+  head, SPEC §5.7).
 ]]
+-- #include lib/schedule-move.lua
 local stream, cursor_key, sizes_key, large_key, gate_key, defer_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
 local reclaim_count = tonumber(ARGV[4])
@@ -141,9 +151,33 @@ local function field_map(flat)
   return map
 end
 
--- The groups as Redis reports them, read before anything is written: a refusal here (NOGROUP
--- comes later, from the reads; this fails on a missing stream or a user denied XINFO) changes
--- nothing. Only the fresh reads need it.
+-- ---- the Redis clock, read once, and the earliest due time this claim saw
+local now_ms
+local function redis_now()
+  if not now_ms then
+    local now = redis.call('TIME')
+    now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  end
+  return now_ms
+end
+local next_due
+local function saw_due_at(ms)
+  if next_due == nil or ms < next_due then next_due = ms end
+end
+
+-- ---- 0. due scheduled events into the stream, before anything reads it (see the header)
+local moved = 0
+local max_moved = tonumber(ARGV[14])
+if max_moved > 0 then
+  local schedule_due
+  moved, schedule_due = move_due_events(stream, KEYS[7], KEYS[8], sizes_key, large_key, max_moved)
+  if schedule_due >= 0 then saw_due_at(schedule_due) end
+end
+
+-- The groups as Redis reports them, read before the claim writes anything (the move above stands
+-- on its own: what it appended is in the stream either way): a refusal here (NOGROUP comes
+-- later, from the reads; this fails on a missing stream or a user denied XINFO) changes nothing
+-- of the group. Only the fresh reads need it.
 local groups, mine = {}, nil
 if fresh_mode ~= 'none' then
   local listed = redis.pcall('XINFO', 'GROUPS', stream)
@@ -162,20 +196,6 @@ end
 local taken, cut = 0, 0
 local function fits(bytes)
   return taken + bytes <= allowance or (alone and taken == 0)
-end
-
--- ---- the Redis clock, read once, and the earliest due time this claim saw
-local now_ms
-local function redis_now()
-  if not now_ms then
-    local now = redis.call('TIME')
-    now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  end
-  return now_ms
-end
-local next_due
-local function saw_due_at(ms)
-  if next_due == nil or ms < next_due then next_due = ms end
 end
 
 -- ---- when an entry is due (SPEC §5.6): the one place that decides it
@@ -432,4 +452,4 @@ if fresh_mode == 'lua' and fresh_count > 0 then
   fresh_via = 'lua'
 end
 
-return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles }
+return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved }

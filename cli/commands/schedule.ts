@@ -9,7 +9,7 @@ import { command, type RedisPort } from '../../src/redis/port';
 import { asArray, asInteger, isBytes } from '../../src/redis/reply';
 import { runOperations } from '../../src/redis/script';
 import { cancelScheduled, type CancelOutcome } from '../../src/schedule/cancel';
-import { scheduleKeys } from '../../src/schedule/keys';
+import { scheduleKeys } from '../../src/entry/schedule-keys';
 import { listScheduled, MAX_LIST_LIMIT, type ScheduledEvent } from '../../src/schedule/list';
 import { DEFAULT_MAX_MOVED, MAX_MAX_MOVED, moveDueEvents } from '../../src/schedule/move';
 import { formatRfc3339 } from '../../src/schedule/due-time';

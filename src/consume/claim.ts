@@ -21,6 +21,7 @@ import { command, type RedisCommand, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import type { Operation, ScriptCall } from '../redis/script';
 import { sizeKeys } from '../entry/size-keys';
+import { scheduleKeys } from '../entry/schedule-keys';
 import { retryArgs } from './retry';
 
 export type FreshRead = 'lua' | 'native' | 'none';
@@ -64,6 +65,8 @@ export interface ClaimResult {
   readonly nextDueAt?: number;
   /** The Redis clock (ms epoch) the claim judged due times by; undefined when it read none. */
   readonly redisNow?: number;
+  /** Due scheduled events the claim moved into the stream before reading it (SPEC §5.6). */
+  readonly scheduledMoved?: number;
 }
 
 export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
@@ -87,12 +90,19 @@ function gateKey(stream: string, gate: string | undefined): string {
   return `${sizeKeys(stream).gatePrefix}${gate ?? '-'}`;
 }
 
+/**
+ * Most due scheduled events one claim moves into the stream (SPEC §5.6, lib/schedule-move.lua):
+ * a bounded script, however large the due backlog; the next claims move the rest.
+ */
+export const SCHEDULED_MOVES_PER_CLAIM = 100;
+
 function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
   const { stream, cursor, defer } = config.keys;
   const sizes = sizeKeys(stream);
+  const schedule = scheduleKeys(stream);
   return {
     script: claimScript,
-    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer],
+    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries],
     args: [
       config.group,
       config.consumer,
@@ -103,6 +113,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
       plan.fresh,
       plan.read,
       ...retryArgs(config.retry),
+      SCHEDULED_MOVES_PER_CLAIM,
     ],
   };
 }
@@ -164,7 +175,7 @@ function readThroughGate(script: RedisReply | undefined): boolean {
  * its entries, if any, are in the script's reply.
  */
 function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
-  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList] = asArray(script, 'claim reply');
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved] = asArray(script, 'claim reply');
   const counts = asArray(countList, 'claim delivery counts');
   const idles = asArray(idleList, 'claim idle times');
   const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true).map(
@@ -187,6 +198,7 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     bytes: asInteger(bytes, 'claim bytes'),
     nextDueAt: optionalMs(nextDue, 'claim next due'),
     redisNow: optionalMs(now, 'claim clock'),
+    scheduledMoved: asInteger(moved, 'claim scheduled moved'),
   };
 }
 

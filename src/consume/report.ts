@@ -27,6 +27,8 @@ export interface RoundReport {
   readonly cursorResets: number;
   /** Pending entries deleted before anyone acked them: an alarm, never routine. */
   readonly deletedPending: number;
+  /** Due scheduled events the run's claims moved into the stream (SPEC §5.6). */
+  readonly scheduledMoved: number;
   /** Dead-letters for failed origin checks (subset of deadLettered). */
   readonly authRejected: number;
   readonly handled: number;
@@ -65,6 +67,7 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   held: 0,
   cursorResets: 0,
   deletedPending: 0,
+  scheduledMoved: 0,
   authRejected: 0,
   handled: 0,
   handlerMicrosSum: 0,
@@ -86,6 +89,7 @@ export const COUNTERS = [
   'held',
   'cursorResets',
   'deletedPending',
+  'scheduledMoved',
   'authRejected',
   'handled',
   'handlerMicrosSum',

@@ -111,10 +111,26 @@ function isHeld(key: OrderingKey, held: ReadonlySet<string>): boolean {
  * counted as acked, and a dead-letter replayed over its marker is a marker hit, not a
  * second record. Retained and auth rejections come from the verdicts (Redis sees neither).
  */
+/** The counters a claim contributes to a report: what it did to the PEL, its cursor and the schedule. */
+export type ClaimCounters = Pick<RoundReport, 'reclaimed' | 'deletedPending' | 'cursorResets' | 'scheduledMoved'>;
+type CountedClaim = Pick<ClaimResult, 'reclaimed' | 'deletedIds' | 'cursorNote' | 'scheduledMoved'>;
+
+/** `counters` plus what `claim` did (a claimed-ahead batch given back unstarted still counts). */
+export function withClaim<T extends ClaimCounters>(counters: T, claim: CountedClaim | undefined): T {
+  if (claim === undefined) return counters;
+  return {
+    ...counters,
+    reclaimed: counters.reclaimed + claim.reclaimed,
+    deletedPending: counters.deletedPending + claim.deletedIds.length,
+    cursorResets: counters.cursorResets + (claim.cursorNote === undefined ? 0 : 1),
+    scheduledMoved: counters.scheduledMoved + (claim.scheduledMoved ?? 0),
+  };
+}
+
 export function roundReport(
   decided: Pick<DecideResult, 'decisions' | 'handled' | 'handlerMicrosSum' | 'stoppedForDeadline'>,
   settled: SettleResult,
-  claim: Pick<ClaimResult, 'reclaimed' | 'deletedIds' | 'cursorNote' | 'nextDueAt'>,
+  claim: CountedClaim & Pick<ClaimResult, 'nextDueAt'>,
   roundTrips: number,
   durationMs: number,
   released = 0,
@@ -128,18 +144,19 @@ export function roundReport(
       if (verdict.cause === 'handler_contract' || verdict.cause === 'ordering_key') handlerContractErrors += 1;
     } else if (verdict.kind === 'dead-letter' && verdict.auth) authRejected += 1;
   }
-  return {
+  const report: RoundReport = {
     acked: settled.acked,
     deadLettered: settled.deadLetterRecords,
     markerHits: settled.markerHits,
     settledUnconfirmed: settled.unconfirmed,
     retained,
     handlerContractErrors,
-    reclaimed: claim.reclaimed,
+    reclaimed: 0,
     released,
     held: 0,
-    cursorResets: claim.cursorNote === undefined ? 0 : 1,
-    deletedPending: claim.deletedIds.length,
+    cursorResets: 0,
+    deletedPending: 0,
+    scheduledMoved: 0,
     authRejected,
     handled: decided.handled,
     handlerMicrosSum: decided.handlerMicrosSum,
@@ -148,6 +165,7 @@ export function roundReport(
     stoppedForDeadline: decided.stoppedForDeadline,
     ...(claim.nextDueAt === undefined ? {} : { nextDueAt: claim.nextDueAt }),
   };
+  return withClaim(report, claim);
 }
 
 export type { Decision };

@@ -47,7 +47,7 @@ import type { RedisPort } from '../redis/port';
 import type { ScriptCall } from '../redis/script';
 import { heldEntry, holdCall, releaseCall, type HeldEntry } from './release';
 import { addRound, earliest, EMPTY_RUN, type RoundReport, type RunReport } from './report';
-import { decideRound, orderingKeys, roundReport, sortUnstarted, type RoundDeps } from './round';
+import { decideRound, orderingKeys, roundReport, sortUnstarted, withClaim, type RoundDeps } from './round';
 import { RoundSizer, type ClaimRoom } from './round-size';
 import type { RunOptions } from './run-options';
 import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
@@ -445,16 +445,8 @@ export class RunLoop {
     });
     if (rounds.length === 0) {
       // No round to carry them (the run stopped before or right after deciding one): count them on the run.
-      const ahead = this.#ahead?.claim;
       const total = this.#total;
-      this.#total = {
-        ...total,
-        released: total.released + outcome.released,
-        held: total.held + outcome.held,
-        reclaimed: total.reclaimed + (ahead?.reclaimed ?? 0),
-        deletedPending: total.deletedPending + (ahead?.deletedIds.length ?? 0),
-        cursorResets: total.cursorResets + (ahead?.cursorNote === undefined ? 0 : 1),
-      };
+      this.#total = withClaim({ ...total, released: total.released + outcome.released, held: total.held + outcome.held }, this.#ahead?.claim);
     }
     this.#deps.memory.remember(this.#config.keys.stream, this.#config.group, this.#sizer.observed());
     const report = this.#report();
@@ -477,22 +469,22 @@ export class RunLoop {
 
   #emit(round: Unsettled, settled: SettleResult, last?: { released: number; held: number; ahead: ClaimResult | undefined }): void {
     const { tally } = round;
-    const report: RoundReport = {
-      ...tally,
-      acked: settled.acked,
-      deadLettered: settled.deadLetterRecords,
-      markerHits: settled.markerHits,
-      settledUnconfirmed: settled.unconfirmed,
-      released: last?.released ?? 0,
-      held: last?.held ?? 0,
-      // A batch claimed ahead and released unstarted still counts for what XAUTOCLAIM did to the PEL.
-      reclaimed: tally.reclaimed + (last?.ahead?.reclaimed ?? 0),
-      deletedPending: tally.deletedPending + (last?.ahead?.deletedIds.length ?? 0),
-      cursorResets: tally.cursorResets + (last?.ahead?.cursorNote === undefined ? 0 : 1),
-      roundTrips: this.#metered.roundTrips - this.#reportedRoundTrips,
-      durationMs: this.#deps.now() - round.startedAt,
-      stoppedForDeadline: tally.stoppedForDeadline && !this.#aborted(),
-    };
+    // A batch claimed ahead and released unstarted still counts for what its claim did.
+    const report: RoundReport = withClaim(
+      {
+        ...tally,
+        acked: settled.acked,
+        deadLettered: settled.deadLetterRecords,
+        markerHits: settled.markerHits,
+        settledUnconfirmed: settled.unconfirmed,
+        released: last?.released ?? 0,
+        held: last?.held ?? 0,
+        roundTrips: this.#metered.roundTrips - this.#reportedRoundTrips,
+        durationMs: this.#deps.now() - round.startedAt,
+        stoppedForDeadline: tally.stoppedForDeadline && !this.#aborted(),
+      },
+      last?.ahead,
+    );
     this.#reportedRoundTrips = this.#metered.roundTrips;
     this.#total = addRound(this.#total, report);
     const onRound = this.#options.onRound;

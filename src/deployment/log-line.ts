@@ -41,7 +41,6 @@ const OTHER_COUNTERS = [
   'removed',
   'deadLettersRemoved',
   'consumersReaped',
-  'scheduledMoved',
   // backlog probe
   'pending',
   'oldestPendingAgeMs',

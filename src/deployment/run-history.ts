@@ -100,7 +100,7 @@ export function isIdleRun(run: RunRecord): boolean {
 }
 
 /** The counters of a poll run its record keeps. */
-const RECORDED = ['acked', 'deadLettered', 'retained', 'handled', 'reclaimed', 'rounds', 'durationMs', 'stoppedForDeadline'] as const;
+const RECORDED = ['acked', 'deadLettered', 'retained', 'handled', 'reclaimed', 'scheduledMoved', 'rounds', 'durationMs', 'stoppedForDeadline'] as const;
 
 export function pollRunRecord(target: PollTarget, report: RunReport, t: number): RunRecord {
   // The level of the run's log line (deployment/log.ts): deleted pending entries and contract errors warn.

@@ -19,7 +19,7 @@ import { command, type RedisPort, type RedisReply } from '../redis/port';
 import { decodeText } from '../ground/text';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import { runOperations } from '../redis/script';
-import { scheduleKeys } from '../schedule/keys';
+import { scheduleKeys } from '../entry/schedule-keys';
 import { dueAtMs, type RetryPolicy } from '../consume/retry';
 
 /** Pending entries, oldest first, the next due time is computed from: bounded work per probe. */

@@ -10,7 +10,7 @@ import type { RedisReply } from '../redis/port';
 import { asArray, asText, isBytes } from '../redis/reply';
 import type { ScriptCall } from '../redis/script';
 import { sizeKeys } from '../entry/size-keys';
-import { scheduleKeys } from '../schedule/keys';
+import { scheduleKeys } from '../entry/schedule-keys';
 
 export interface RetentionParts {
   /** Safe trim with this limit (0: exact and unbounded). */

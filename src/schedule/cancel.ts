@@ -8,7 +8,8 @@ import type { RedisPort } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';
 import { runScript } from '../redis/script';
 import { scheduleCancelScript } from '../generated/lua-scripts';
-import { assertSchedulable, scheduleKeys } from './keys';
+import { scheduleKeys } from '../entry/schedule-keys';
+import { assertSchedulable } from './keys';
 
 export type CancelOutcome =
   /** Removed from the schedule before any move: it will never be appended. */

@@ -1,21 +1,9 @@
 /**
- * The keys of a stream's schedule (SPEC §5.6), derived from the stream name so that under
- * Redis Cluster they share its hash slot: the scripts that schedule, move, list and cancel
- * touch them beside the stream (and its size records) in one script.
+ * Whether a stream can hold a schedule on a port (SPEC §5.6): its keys (src/entry/
+ * schedule-keys.ts) share the stream's Cluster slot only through a hash tag.
  */
 import { ConfigError } from '../ground/errors';
 import { hasHashTag } from '../entry/hash-tag';
-
-export interface ScheduleKeys {
-  /** Sorted set: member event_id, score its due time (ms epoch, Redis clock). */
-  readonly due: string;
-  /** Hash: event_id → the entry's fields, packed with cmsgpack (lua/lib/schedule-entry.lua). */
-  readonly entries: string;
-}
-
-export function scheduleKeys(stream: string): ScheduleKeys {
-  return { due: `${stream}:schedule`, entries: `${stream}:schedule:entries` };
-}
 
 /**
  * Why a stream cannot hold a schedule on this port, or undefined when it can: on Redis

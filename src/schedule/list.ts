@@ -7,7 +7,8 @@ import type { RedisPort } from '../redis/port';
 import { asArray, asInteger, asText } from '../redis/reply';
 import { runScript } from '../redis/script';
 import { scheduleListScript } from '../generated/lua-scripts';
-import { assertSchedulable, scheduleKeys } from './keys';
+import { scheduleKeys } from '../entry/schedule-keys';
+import { assertSchedulable } from './keys';
 
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 10_000;

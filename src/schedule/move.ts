@@ -9,7 +9,8 @@ import type { RedisPort, RedisReply } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';
 import { runScript } from '../redis/script';
 import { scheduleMoveScript } from '../generated/lua-scripts';
-import { assertSchedulable, scheduleKeys } from './keys';
+import { scheduleKeys } from '../entry/schedule-keys';
+import { assertSchedulable } from './keys';
 
 /** Default most events one move call appends: a bounded script, however large the due backlog. */
 export const DEFAULT_MAX_MOVED = 100;

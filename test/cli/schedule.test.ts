@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { runCli } from '../../cli/run';
-import { scheduleKeys } from '../../src/schedule/keys';
+import { scheduleKeys } from '../../src/entry/schedule-keys';
 import { adminClient } from '../support/redis';
 import { redisNow, untilRedisTime } from '../redis/schedule-fixtures';
 import { recordingIo, TEST_KEY, writeFixtureConfig, type FixtureConfig } from './fixture';

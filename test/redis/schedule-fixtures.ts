@@ -1,6 +1,6 @@
 /** Helpers of the scheduled-delivery suites: the Redis clock, and reading a stream's schedule. */
 import type { Cluster, Redis } from 'ioredis';
-import { scheduleKeys } from '../../src/schedule/keys';
+import { scheduleKeys } from '../../src/entry/schedule-keys';
 
 /** Redis's now, ms (the clock the scripts decide "due" by). */
 export async function redisNow(admin: Redis | Cluster): Promise<number> {

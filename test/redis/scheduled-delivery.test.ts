@@ -19,7 +19,7 @@ import { createPublisher, type PublisherOptions } from '../../src/publish/publis
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { cancelScheduled } from '../../src/schedule/cancel';
-import { scheduleKeys } from '../../src/schedule/keys';
+import { scheduleKeys } from '../../src/entry/schedule-keys';
 import { listScheduled } from '../../src/schedule/list';
 import { moveDueEvents } from '../../src/schedule/move';
 import { clientKinds } from '../support/clients';
