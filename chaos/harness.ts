@@ -9,12 +9,14 @@ import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { createPublisher, deriveStreamKeys, runRetention, type PublishEvent, type RedisPort } from '../src/index';
 import { parseRetentionConfig } from '../src/internal';
+import { scheduleKeys } from '../src/entry/schedule-keys';
 import { connectIoredis, connectIoredisCluster } from '../src/node';
 import { startFaultProxy, type FaultProxy } from '../test/support/fault-proxy';
 import type { ChildConfig, ChildSettings, RedisTarget } from './child-config';
 import { createInbox, DEFAULT_POSTGRES_URL, dropInbox, inboxTables, readInbox } from './inbox';
 import { History, INVARIANTS, type Invariant, type Violation } from './checker';
 import { removeFolder, Teardown, trackFolder } from './cleanup';
+import { ScheduleWatch } from './scheduled';
 import { Fleet } from './fleet';
 import { poisonCatalogue, type SigningKey } from './poison';
 import { createRng, type Rng } from './rng';
@@ -79,6 +81,12 @@ export interface ScenarioDefinition {
   readonly faults?: (ctx: FaultContext) => Promise<void>;
   /** At most this many events even in a full run (scenarios that are not about crashes). */
   readonly maxEvents?: number;
+  /**
+   * Scenario `scheduled`: each event is published with a delay drawn from 0..maxDelayMs (a
+   * full run) or 0..boundedDelayMs (the bounded one); the poll runs move them (I8), and the
+   * faults go on until the last is due.
+   */
+  readonly scheduled?: { readonly maxDelayMs: number; readonly boundedDelayMs: number };
 }
 
 export interface ScenarioResult {
@@ -104,6 +112,8 @@ export interface ScenarioResult {
   /** Retention scenario: entries the safe trim removed, consumers the reaper deleted. */
   readonly trimmed?: number;
   readonly reaped?: number;
+  /** Scenario `scheduled`: events scheduled, moved into the stream, still waiting, and how late the moves were. */
+  readonly scheduled?: { readonly scheduled: number; readonly moved: number; readonly waiting: number; readonly worstLatenessMs: number; readonly meanLatenessMs: number };
   /** Entries a handler held that Redis no longer counted as delivered (its last-delivered id fell back). */
   readonly forgottenDeliveries: number;
   /** Entries a handler found acked under it by another consumer that had committed them (late acks, not I2). */
@@ -231,6 +241,8 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
   teardown.add(() => removeFolder(ledgerDir));
   const groupNames = def.groups.map((g) => g.name);
   const history = new History(stream, keys.dlt, groupNames, ledgerDir);
+  const watch = def.scheduled ? new ScheduleWatch(stream, history) : undefined;
+  const maxDelayMs = def.scheduled ? (sizes.events > 1_000 ? def.scheduled.maxDelayMs : def.scheduled.boundedDelayMs) : 0;
   const postgresUrl = process.env.CHAOS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL;
   const tables = def.inbox ? inboxTables(`${def.name}_${seed}_${process.pid}_${Date.now()}`) : undefined;
   if (tables) await createInbox(postgresUrl, tables);
@@ -292,7 +304,8 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
   // loaded machine would let publishing and faults end before anyone consumes.
   const ready = Date.now() + 60_000;
   while (history.startedPids < fleet.slotNames.length && Date.now() < ready) await sleep(50);
-  const faultsUntil = Date.now() + sizes.faultWindowMs;
+  // Scheduled events: faults go on until the last of them is due, so moves meet them too.
+  let faultsUntil = Date.now() + sizes.faultWindowMs;
   log(`${fleet.slotNames.length} poll processes up after ${Date.now() - startedAt} ms`);
 
   // Live checking: an atomic snapshot, then the ledgers, then the judgement.
@@ -302,11 +315,14 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     (async () => {
       while (!done) {
         try {
+          // Scheduled events found in the stream become known entries before the snapshot.
+          if (watch) await withTimeout(watch.scan(admin), SNAPSHOT_TIMEOUT_MS);
           const knownBefore = history.publishedCount;
           const snapshot = await withTimeout(history.snapshot(admin), SNAPSHOT_TIMEOUT_MS);
           history.judge(snapshot, knownBefore);
           lastSnapshot = snapshot;
-          if (!publishing) unresolved = history.settle(snapshot, false).unresolved;
+          const unmoved = watch ? watch.scheduled - watch.moved : 0;
+          if (!publishing) unresolved = history.settle(snapshot, false).unresolved + unmoved;
         } catch {
           // Redis down, failing over or stalled: the next snapshot will judge.
         }
@@ -347,7 +363,8 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     );
   }
 
-  await publish(def, sizes, rng.fork('publish'), history, admin, publishPort, stream, log);
+  await publish(def, sizes, rng.fork('publish'), history, admin, publishPort, stream, log, watch, maxDelayMs);
+  faultsUntil = Math.max(faultsUntil, Date.now() + maxDelayMs);
   publishing = false;
   while (Date.now() < faultsUntil) await sleep(100);
   log(`published ${history.publishedCount} entries; waiting for the groups to drain`);
@@ -359,6 +376,14 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     if (process.env.CHAOS_DEBUG && Date.now() - lastReport > 1_000) {
       lastReport = Date.now();
       log(`unresolved ${unresolved}, faults ${faults}, runs ${history.runs}`);
+    }
+  }
+  let waiting = 0;
+  if (watch) {
+    try {
+      waiting = await persist('final schedule scan', () => watch.finish(admin, scheduleKeys(stream).due), 30_000);
+    } catch (error) {
+      history.violate('I8', 'final', `the stream and its schedule cannot be read: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   const knownBefore = history.publishedCount;
@@ -402,6 +427,7 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     kills: fleet.kills,
     faults,
     ...(def.retention ? { trimmed, reaped } : {}),
+    ...(watch ? { scheduled: { scheduled: watch.scheduled, moved: watch.moved, waiting, worstLatenessMs: watch.worstLatenessMs, meanLatenessMs: Math.round(watch.meanLatenessMs) } } : {}),
     forgottenDeliveries: history.forgottenDeliveries,
     lateAcksOfCommitted: history.lateAcksOfCommitted,
     snapshots: history.snapshots,
@@ -411,7 +437,18 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
 }
 
 /** Publishes the normal events (signed, deduped, paced) and, for the poison scenario, the catalogue rounds between them. */
-async function publish(def: ScenarioDefinition, sizes: Sizes, rng: Rng, history: History, admin: Admin, port: RedisPort, stream: string, log: (line: string) => void): Promise<void> {
+async function publish(
+  def: ScenarioDefinition,
+  sizes: Sizes,
+  rng: Rng,
+  history: History,
+  admin: Admin,
+  port: RedisPort,
+  stream: string,
+  log: (line: string) => void,
+  watch: ScheduleWatch | undefined,
+  maxDelayMs: number,
+): Promise<void> {
   const publisher = createPublisher({
     port,
     routes: { [EVENT_TYPE]: stream },
@@ -437,12 +474,18 @@ async function publish(def: ScenarioDefinition, sizes: Sizes, rng: Rng, history:
       const n = sent + i;
       const plan = def.plan?.(rng, n);
       plans.push(plan);
-      batch.push({ eventType: EVENT_TYPE, eventId: `${def.name}-${n}`, payload: JSON.stringify(plan ? { n, plan } : { n }) });
+      const delay = watch ? { delayMs: rng.int(0, maxDelayMs) } : {};
+      batch.push({ eventType: EVENT_TYPE, eventId: `${def.name}-${n}`, payload: JSON.stringify(plan ? { n, plan } : { n }), ...delay });
     }
     const results = await persist('publish', () => publisher.publishBatch(batch), 120_000);
     for (const [i, result] of results.entries()) {
       const plan = plans[i];
       const label = plan ? `plan:${plan.join(',')}` : 'event';
+      // Scheduled (a retried publish answers the original schedule): known once a move appends it.
+      if (result.scheduled && watch) {
+        watch.expect(result.eventId, result.scheduled.deliverAtMs);
+        continue;
+      }
       if (!plan?.includes('reject')) {
         history.add({ id: result.entryId, eventId: result.eventId, kind: 'normal', label });
         continue;

@@ -188,6 +188,16 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     retention: true,
   },
   {
+    name: 'scheduled',
+    title: 'scheduled events (0-15 s ahead) moved by poll runs while pollers are SIGKILLed and Redis kill -9 (AOF)',
+    topology: 'aof',
+    groups: TWO_GROUPS,
+    scheduled: { maxDelayMs: 15_000, boundedDelayMs: 3_000 },
+    faults: async (ctx) => {
+      await Promise.all([killPollers(ctx), killRedis(ctx)]);
+    },
+  },
+  {
     name: 'inbox',
     title: 'Postgres inbox: pollers SIGKILLed and Redis kill -9 (AOF) together; effects exactly once',
     topology: 'aof',

@@ -37,6 +37,7 @@ export const BOUNDED_SCENARIOS = [
   'handlers',
   'poison',
   'retention',
+  'scheduled',
   'inbox',
 ] as const;
 

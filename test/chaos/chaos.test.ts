@@ -41,6 +41,8 @@ describe(`chaos (bounded, seed ${seed})`, () => {
       // every one but the poison (dead-lettered, never committed) committed by each group.
       expect(result.pending).toBe(0);
       expect(result.committed).toBe((result.published - result.poison) * result.groups);
+      // `scheduled`: every scheduled event was moved in (an event still waiting is not published yet).
+      expect(result.scheduled?.waiting ?? 0).toBe(0);
     },
     SCENARIO_TIMEOUT_MS,
   );
