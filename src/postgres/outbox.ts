@@ -43,6 +43,7 @@
  *   await outbox.enqueueCancel(tx, { producer, eventType, eventId: event.eventId, orderingKey });
  */
 import { isValidEventId } from '../entry/keys';
+import { PublishError } from '../publish/errors';
 import { checkDueTime, MAX_SCHEDULE_DELAY_MS, type ScheduleOptions } from '../schedule/due-time';
 import type { SqlTx } from './sql';
 import type { Tables } from './tables';
@@ -58,8 +59,8 @@ export interface OutboxEvent extends ScheduleOptions {
   /** Events of one key (e.g. a saga instance id) are published in enqueue order. */
   readonly orderingKey?: string;
   readonly traceparent?: string;
-  // ScheduleOptions: `deliverAt` (an instant) or `delayMs` (counted from the database's
-  // clock when the enqueue runs) makes the row due later; neither publishes it at once.
+  // ScheduleOptions: `deliverAt` (an instant) or `delayMs` (from now, by this process's clock,
+  // as a stepTimeout counts) makes the row due later; neither publishes it at once.
 }
 
 /** A scheduled event to cancel: the stream is the one `eventType` routes to for `producer`. */
@@ -81,23 +82,6 @@ export interface Outbox {
   enqueueCancel(tx: SqlTx, ref: ScheduledEventRef): Promise<'enqueued' | 'duplicate'>;
 }
 
-export interface OutboxOptions {
-  /** Longest delay a row may be due in, ms (default and maximum: 365 days, the schedule's bound). */
-  readonly maxDelayMs?: number;
-}
-
-/** An event the outbox refuses before writing anything; `field` names the culprit. */
-export class OutboxEventError extends TypeError {
-  readonly code = 'OUTBOX_EVENT_INVALID';
-  readonly field: string;
-
-  constructor(field: string, message: string) {
-    super(`outbox event ${field}: ${message}`);
-    this.name = 'OutboxEventError';
-    this.field = field;
-  }
-}
-
 /** The prefix of a cancel row's own event_id: with its space, no publishable id can take it. */
 export const CANCEL_ID_PREFIX = 'cancel ';
 
@@ -105,18 +89,13 @@ const utf8 = new TextEncoder();
 
 const COLUMNS = '(producer, event_type, event_id, payload, ordering_key, traceparent, deliver_at, cancels)';
 
-/**
- * $7 an instant (ms since the epoch) or $8 a delay from the database clock, both integers,
- * or neither (NULL: publish now). Integer ms added to the epoch are exact in a timestamptz.
- */
-const DELIVER_AT =
-  "CASE WHEN $7::bigint IS NOT NULL THEN 'epoch'::timestamptz + $7::bigint * interval '1 millisecond' " +
-  "WHEN $8::bigint IS NOT NULL THEN clock_timestamp() + $8::bigint * interval '1 millisecond' END";
+/** $7: the due instant in integer ms since the epoch (exact in a timestamptz), or NULL: now. */
+const DELIVER_AT = "'epoch'::timestamptz + $7::bigint * interval '1 ms'";
 
 /** An event with no ordering key: nothing to order it against, no lock. */
 function unkeyedInsert(tables: Tables): string {
   return (
-    `INSERT INTO ${tables.outbox} ${COLUMNS} VALUES ($1, $2, $3, $4, $5, $6, ${DELIVER_AT}, $9) ` +
+    `INSERT INTO ${tables.outbox} ${COLUMNS} VALUES ($1, $2, $3, $4, $5, $6, ${DELIVER_AT}, $8) ` +
     `ON CONFLICT (event_id) DO NOTHING RETURNING 1 AS enqueued`
   );
 }
@@ -132,50 +111,49 @@ function keyedInsert(tables: Tables): string {
     `WITH key_lock AS (INSERT INTO ${tables.outboxKeys} (ordering_key) VALUES ($5::text) ` +
     `ON CONFLICT (ordering_key) DO UPDATE SET ordering_key = EXCLUDED.ordering_key WHERE false RETURNING 1) ` +
     `INSERT INTO ${tables.outbox} ${COLUMNS} ` +
-    `SELECT $1::text, $2::text, $3::text, $4::bytea, $5::text, $6::text, ${DELIVER_AT}, $9::text FROM (SELECT count(*) FROM key_lock) AS locked ` +
+    `SELECT $1::text, $2::text, $3::text, $4::bytea, $5::text, $6::text, ${DELIVER_AT}, $8::text FROM (SELECT count(*) FROM key_lock) AS locked ` +
     `ON CONFLICT (event_id) DO NOTHING RETURNING 1 AS enqueued`
   );
 }
 
 function checkIdentity(event: { producer: unknown; eventType: unknown; eventId: unknown; orderingKey?: unknown }): void {
   for (const field of ['producer', 'eventType', 'eventId'] as const) {
-    const value = event[field];
-    if (typeof value !== 'string' || value.length === 0) throw new OutboxEventError(field, 'must be a non-empty string');
+    if (typeof event[field] !== 'string' || (event[field] as string).length === 0) throw new TypeError(`outbox event needs a non-empty ${field}`);
   }
-  if (event.orderingKey != null && typeof event.orderingKey !== 'string') throw new OutboxEventError('orderingKey', 'must be a string when given');
+  if (event.orderingKey != null && typeof event.orderingKey !== 'string') throw new TypeError('outbox event orderingKey must be a string when given');
 }
 
-/** [$7 deliver-at ms, $8 delay ms] of an event, checked as the publisher checks a due time. */
-function dueParams(event: OutboxEvent, maxDelayMs: number): [number | null, number | null] {
-  const check = checkDueTime(event, maxDelayMs, Date.now());
-  if (!check.ok) throw new OutboxEventError(check.field, `${check.message} (event ${event.eventId})`);
-  if (check.due === undefined) return [null, null];
-  return check.due.mode === 'at' ? [check.due.ms, null] : [null, check.due.ms];
+/**
+ * The due instant of an event (ms since the epoch), or null: now. Checked as the publisher
+ * checks one — refused with the publisher's error, PUBLISH_SCHEDULE_INVALID naming the option
+ * — against the schedule's own bound (365 days); a relay publisher with a tighter `maxDelayMs`
+ * refuses the row when it gets to it.
+ */
+function dueMs(event: OutboxEvent): number | null {
+  const now = Date.now();
+  const check = checkDueTime(event, MAX_SCHEDULE_DELAY_MS, now);
+  if (!check.ok) throw new PublishError('PUBLISH_SCHEDULE_INVALID', `outbox: ${check.message} (event ${event.eventId})`, { field: check.field });
+  return check.due === undefined ? null : check.due.mode === 'at' ? check.due.ms : now + check.due.ms;
 }
 
-export function createOutbox(tables: Tables, options: OutboxOptions = {}): Outbox {
-  const maxDelayMs = options.maxDelayMs ?? MAX_SCHEDULE_DELAY_MS;
-  if (!Number.isSafeInteger(maxDelayMs) || maxDelayMs < 1 || maxDelayMs > MAX_SCHEDULE_DELAY_MS) {
-    throw new RangeError(`outbox maxDelayMs must be an integer in 1..=${MAX_SCHEDULE_DELAY_MS}`);
-  }
+export function createOutbox(tables: Tables): Outbox {
   const unkeyed = unkeyedInsert(tables);
   const keyed = keyedInsert(tables);
-  const insert = async (tx: SqlTx, row: readonly [string, string, string, Uint8Array, string | null, string | null, number | null, number | null, string | null]) => {
+  const insert = async (tx: SqlTx, row: readonly [string, string, string, Uint8Array, string | null, string | null, number | null, string | null]) => {
     const rows = await tx.query(row[4] === null ? unkeyed : keyed, row);
     return rows.length === 1 ? ('enqueued' as const) : ('duplicate' as const);
   };
   return {
     async enqueue(tx, event) {
       checkIdentity(event);
-      const [deliverAtMs, delayMs] = dueParams(event, maxDelayMs);
       const payload = typeof event.payload === 'string' ? utf8.encode(event.payload) : event.payload;
-      return insert(tx, [event.producer, event.eventType, event.eventId, payload, event.orderingKey ?? null, event.traceparent ?? null, deliverAtMs, delayMs, null]);
+      return insert(tx, [event.producer, event.eventType, event.eventId, payload, event.orderingKey ?? null, event.traceparent ?? null, dueMs(event), null]);
     },
     async enqueueCancel(tx, ref) {
       checkIdentity(ref);
       // The row's own id embeds the target's: a target with a space could collide with another's.
-      if (!isValidEventId(ref.eventId)) throw new OutboxEventError('eventId', 'must be 1..=256 printable ASCII characters without spaces');
-      return insert(tx, [ref.producer, ref.eventType, CANCEL_ID_PREFIX + ref.eventId, new Uint8Array(0), ref.orderingKey ?? null, null, null, null, ref.eventId]);
+      if (!isValidEventId(ref.eventId)) throw new PublishError('PUBLISH_EVENT_INVALID', 'outbox cancel: event_id must be 1..=256 printable ASCII characters without spaces', { field: 'event_id' });
+      return insert(tx, [ref.producer, ref.eventType, CANCEL_ID_PREFIX + ref.eventId, new Uint8Array(0), ref.orderingKey ?? null, null, null, ref.eventId]);
     },
   };
 }

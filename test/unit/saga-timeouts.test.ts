@@ -2,12 +2,14 @@
  * Saga timeouts, the pure parts (src/saga/timeouts.ts): the timeout event a command gets —
  * a failed result envelope for its step with a derived event_id and its due instant — the
  * typed errors naming the field for bad input, the result consumer's `timeoutProducer` gate,
- * and the outbox refusing a bad due time before it sends any SQL.
+ * and the outbox refusing a bad due time (with the publisher's error for it) before it sends
+ * any SQL.
  */
 import { describe, expect, it } from 'vitest';
 import { Verdicts } from '../../src/verdict/verdict';
 import { DeadLetterReasons } from '../../src/auth/reasons';
-import { createOutbox, OutboxEventError } from '../../src/postgres/outbox';
+import { createOutbox } from '../../src/postgres/outbox';
+import { PublishError } from '../../src/publish/errors';
 import type { SqlTx } from '../../src/postgres/sql';
 import { parseTables } from '../../src/postgres/tables';
 import { resultEnvelopeSchema, type ResultEnvelope } from '../../src/saga/envelopes';
@@ -158,36 +160,42 @@ describe('the result consumer\'s timeoutProducer gate', () => {
   });
 });
 
-describe('the outbox refuses a bad due time before sending anything', () => {
+describe('the outbox refuses a bad due time or cancel before sending anything', () => {
   const tables = parseTables({});
-  const sent: string[] = [];
-  const tx: SqlTx = { query: async (text) => (sent.push(text), [{ enqueued: 1 }] as never) };
+  const sent: Array<readonly unknown[]> = [];
+  const tx: SqlTx = { query: async (_text, params = []) => (sent.push(params), [{ enqueued: 1 }] as never) };
   const event = { producer: 'p', eventType: 'e', eventId: 'id-1', payload: '{}' };
 
-  it('names the field, and writes nothing', async () => {
-    const outbox = createOutbox(tables, { maxDelayMs: 60_000 });
+  it('names the option, as the publisher does, and writes nothing', async () => {
+    const outbox = createOutbox(tables);
     const cases: Array<[object, string]> = [
-      [{ deliverAt: Date.now() + 3_600_000 }, 'deliverAt'],
+      [{ deliverAt: Date.now() + MAX_SCHEDULE_DELAY_MS + 3_600_000 }, 'deliverAt'],
       [{ deliverAt: new Date(Number.NaN) }, 'deliverAt'],
       [{ delayMs: -5 }, 'delayMs'],
-      [{ delayMs: 60_001 }, 'delayMs'],
+      [{ delayMs: Number.NaN }, 'delayMs'],
+      [{ delayMs: MAX_SCHEDULE_DELAY_MS + 1 }, 'delayMs'],
       [{ delayMs: 1, deliverAt: Date.now() }, 'deliverAt'],
-      [{ eventId: '' }, 'eventId'],
-      [{ producer: 7 }, 'producer'],
-      [{ orderingKey: 5 }, 'orderingKey'],
     ];
     for (const [over, field] of cases) {
       const outcome = await outbox.enqueue(tx, { ...event, ...over } as never).then(
         () => 'enqueued',
-        (error: unknown) => (error instanceof OutboxEventError ? { field: error.field, code: error.code } : error),
+        (error: unknown) => (error instanceof PublishError ? { field: error.field, code: error.code } : error),
       );
-      expect({ over, outcome }).toEqual({ over, outcome: { field, code: 'OUTBOX_EVENT_INVALID' } });
+      expect({ over, outcome }).toEqual({ over, outcome: { field, code: 'PUBLISH_SCHEDULE_INVALID' } });
     }
-    await expect(outbox.enqueueCancel(tx, { producer: 'p', eventType: 'e', eventId: 'has space' })).rejects.toMatchObject({ field: 'eventId' });
+    await expect(outbox.enqueueCancel(tx, { producer: 'p', eventType: 'e', eventId: 'has space' })).rejects.toMatchObject({ code: 'PUBLISH_EVENT_INVALID', field: 'event_id' });
+    await expect(outbox.enqueueCancel(tx, { producer: '', eventType: 'e', eventId: 'id' })).rejects.toThrow('producer');
     expect(sent).toEqual([]);
-    // A valid one is sent: the fake is not refusing everything.
+    // Valid ones are sent: the fake is not refusing everything. delayMs becomes an instant.
+    const before = Date.now();
     expect(await outbox.enqueue(tx, { ...event, delayMs: 60_000 })).toBe('enqueued');
-    expect(sent).toHaveLength(1);
-    expect(() => createOutbox(tables, { maxDelayMs: 0 })).toThrow(RangeError);
+    const after = Date.now();
+    expect(await outbox.enqueueCancel(tx, { producer: 'p', eventType: 'e', eventId: 'id-1' })).toBe('enqueued');
+    expect(sent).toHaveLength(2);
+    const [due, cancels] = sent[0]!.slice(6) as [number, null];
+    expect(due).toBeGreaterThanOrEqual(before + 60_000);
+    expect(due).toBeLessThanOrEqual(after + 60_000);
+    expect(cancels).toBeNull();
+    expect(sent[1]!.slice(2)).toEqual(['cancel id-1', new Uint8Array(0), null, null, null, 'id-1']);
   });
 });
