@@ -14,7 +14,10 @@
  * the orders stream; the orchestrator's `order-intake` consumer starts an instance and
  * sends `inventory.reserve` to the inventory command stream; each participant reports on
  * the shared results stream, which the `orchestrator` consumer reads to send the next
- * command (or the compensation, `inventory.release`).
+ * command (or the compensation, `inventory.release`). Issuing the charge also schedules its
+ * timeout, `order.step-timeout`: a result the orchestrator signs to itself on the results
+ * stream, due when the order's payment window ends, and cancelled when the charge's answer
+ * comes (see examples/order-saga/state-machine.ts).
  *
  * Secrets — environment variable NAMES only; values come from the environment / secret
  * store (key text: `hex:…`, `base64:…` or UTF-8, at least 16 bytes). `saga-streams dev`
@@ -29,6 +32,7 @@
  *   INVENTORY_RESULT_KEY          inventory → results (hmac-keyring key `inventory-1`)
  *   PAYMENT_RESULT_KEY            payment → results (hmac-keyring key `payment-1`)
  *   SHIPPING_RESULT_KEY           shipping → results (hmac-keyring key `shipping-1`)
+ *   ORCHESTRATOR_TIMEOUT_KEY      orchestrator → results, its step timeouts only (hmac-keyring key `orchestrator-1`)
  *   SHOP_PRODUCER_TOKEN           bearer token of the `shop` producer on the publish API
  *   OPS_ADMIN_TOKEN               admin token of the ops dashboard (/ops on the publish API)
  *   WAKEUP_QUEUE_URL              SQS queue the publish API sends wake-ups to (AWS)
@@ -83,6 +87,8 @@ export default defineConfig({
           'inventory-1': { producer: Producers.inventory, keyEnv: 'INVENTORY_RESULT_KEY' },
           'payment-1': { producer: Producers.payment, keyEnv: 'PAYMENT_RESULT_KEY' },
           'shipping-1': { producer: Producers.shipping, keyEnv: 'SHIPPING_RESULT_KEY' },
+          // The orchestrator's own step timeouts; its results consumer admits nothing else from it.
+          'orchestrator-1': { producer: Producers.orchestrator, keyEnv: 'ORCHESTRATOR_TIMEOUT_KEY' },
         },
       },
     },
@@ -97,6 +103,7 @@ export default defineConfig({
     [EventTypes.inventoryResult]: Streams.results,
     [EventTypes.paymentResult]: Streams.results,
     [EventTypes.shippingResult]: Streams.results,
+    [EventTypes.stepTimeout]: Streams.results,
   },
   consumers: {
     'order-intake': {

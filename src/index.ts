@@ -75,6 +75,8 @@ export type { CommandRoute, CapabilityRoute } from './saga/command-consumer';
 export { createResultConsumer } from './saga/result-consumer';
 export type { SagaDelivery, SagaHandler } from './saga/delivery';
 export { instanceOrderingKey } from './saga/ordering';
+export { stepTimeout, stepTimeoutRef, isStepTimeout } from './saga/timeouts';
+export type { StepTimeout, StepTimeoutRef, StepTimeoutSpec, StepTimeoutTarget, TimedCommand } from './saga/timeouts';
 
 // Operations: retention, redrive, probes (SPEC §7, §8)
 export { runRetention } from './retention/run';

@@ -38,6 +38,8 @@ export const EventTypes = {
   inventoryResult: 'inventory.result',
   paymentResult: 'payment.result',
   shippingResult: 'shipping.result',
+  /** A step timeout: a result the orchestrator schedules to itself on the results stream. */
+  stepTimeout: 'order.step-timeout',
 } as const;
 
 /** Producer identities: who signs what (the keys live in saga.config.ts's streams). */
@@ -51,3 +53,18 @@ export const Producers = {
 
 /** Charges above this many cents are declined: the deterministic failure that triggers compensation. */
 export const CHARGE_LIMIT_CENTS = 50_000;
+
+/**
+ * Charges above this many cents (and within the limit) go to the payment provider's review:
+ * the provider takes the money but its answer comes `PAYMENT_REVIEW_MS` later.
+ */
+export const REVIEW_ABOVE_CENTS = 30_000;
+export const PAYMENT_REVIEW_MS = 5_000;
+
+/**
+ * How long an order waits for its payment when it does not say (`pay_within_s`): then its
+ * charge times out, the stock is released and the order ends compensated. Generous, because
+ * a deployment whose relay runs once a minute takes up to about two minutes for a charge
+ * command to reach the payment participant and its answer to come back.
+ */
+export const DEFAULT_PAY_WITHIN_S = 900;

@@ -3,8 +3,8 @@
  * derived, never random, so a re-publication by the relay carries the same ids and the
  * receiving inbox (or the publish dedupe window) turns it into a duplicate.
  */
-import { encodeCommand, encodeResult, type CommandEnvelope } from 'saga-streams';
-import { ORDER_SAGA, ORDER_SAGA_DIGEST } from './definition';
+import { encodeCommand, encodeResult, stepTimeout, stepTimeoutRef, type CommandEnvelope, type StepTimeout } from 'saga-streams';
+import { EventTypes, ORDER_SAGA, ORDER_SAGA_DIGEST, Producers } from './definition';
 
 const text = new TextDecoder();
 
@@ -35,10 +35,10 @@ export function commandEventType(step: string, action: Action): string {
   return eventType;
 }
 
-export function commandEvent(spec: CommandSpec, now: Date): OutgoingEvent {
-  const commandId = `${spec.instanceId}:${spec.step}:${spec.action}`;
-  const payload = encodeCommand({
-    command_id: commandId,
+/** The command envelope for `spec`; its id is derived from instance, step and action. */
+export function commandEnvelope(spec: CommandSpec, now: Date): CommandEnvelope {
+  return {
+    command_id: `${spec.instanceId}:${spec.step}:${spec.action}`,
     instance_id: spec.instanceId,
     workflow: ORDER_SAGA.workflow,
     definition_version: ORDER_SAGA.version,
@@ -47,8 +47,33 @@ export function commandEvent(spec: CommandSpec, now: Date): OutgoingEvent {
     action: spec.action,
     issued_at: now.toISOString(),
     input: spec.input,
-  });
-  return { eventType: commandEventType(spec.step, spec.action), eventId: commandId, payload: text.decode(payload) };
+  };
+}
+
+export function commandEvent(spec: CommandSpec, now: Date): OutgoingEvent {
+  const envelope = commandEnvelope(spec, now);
+  return { eventType: commandEventType(spec.step, spec.action), eventId: envelope.command_id, payload: text.decode(encodeCommand(envelope)) };
+}
+
+/** Who signs the example's timeouts, and the event type that routes them to the results stream. */
+const TIMEOUTS = { producer: Producers.orchestrator, eventType: EventTypes.stepTimeout } as const;
+
+/**
+ * The timeout guarding `spec`'s command: a failed result (`step_timed_out`) for its step,
+ * due `afterMs` from `now`, which the orchestrator schedules to itself through the outbox.
+ */
+export function timeoutEvent(spec: CommandSpec, afterMs: number, now: Date): StepTimeout {
+  return stepTimeout({ ...TIMEOUTS, command: commandEnvelope(spec, now), afterMs, now: () => now.getTime() });
+}
+
+/** The event_id of the timeout guarding `spec`'s command (what the state remembers, to accept it or cancel it). */
+export function timeoutIdOf(spec: CommandSpec): string {
+  return stepTimeoutRef({ ...TIMEOUTS, command: commandEnvelope(spec, new Date(0)) }).eventId;
+}
+
+/** What `outbox.enqueueCancel` needs to cancel the timeout `eventId` of `instanceId`. */
+export function timeoutCancel(instanceId: string, eventId: string) {
+  return { ...TIMEOUTS, eventId, orderingKey: instanceId };
 }
 
 export type StepOutcome =

@@ -4,6 +4,12 @@
  * ONE Postgres transaction — inbox row, order and instance state, and the next commands in
  * the outbox — which the relay publishes, signed as the orchestrator, after commit. A result
  * for an unknown instance is a deterministic failure: dead-lettered, not retried forever.
+ *
+ * Timeouts (saga-streams' stepTimeout): the transaction that issues the charge also enqueues
+ * its timeout, a result to self due `pay_within_s` later, which the relay hands to the
+ * results stream's schedule; the transaction that records the charge's answer enqueues the
+ * timeout's cancel. Both commit or roll back with the step. The results consumer admits the
+ * orchestrator's own identity for timeouts only (`timeoutProducer`).
  */
 // zod/mini, as the library itself uses: classic zod's chained methods keep its whole API in
 // every Lambda and Worker bundle (~20 KiB gzip, ~8 ms of cold start).
@@ -11,9 +17,9 @@ import * as z from 'zod/mini';
 import { entryConsumer, jsonPayload, Rejection, resultConsumer, type ConsumerFactory, type HandlerContext } from 'saga-streams';
 import type { SqlTx } from 'saga-streams/postgres';
 import { ORDER_SAGA, Producers } from './definition';
-import { commandEvent, type CommandSpec } from './messages';
+import { commandEvent, timeoutCancel, timeoutEvent } from './messages';
 import type { SagaTables } from './schema';
-import { FINAL_STATUSES, onResult, start, type OrderState } from './state-machine';
+import { finishedNews, onResult, start, type OrderState, type Transition } from './state-machine';
 
 const INBOX = 'orchestrator';
 
@@ -22,6 +28,8 @@ export const orderPlacedSchema = z.strictObject({
   sku: z.string().check(z.minLength(1), z.maxLength(64)),
   qty: z.int().check(z.minimum(1), z.maximum(1_000)),
   amount_cents: z.int().check(z.minimum(0)),
+  /** How long the payment may take, seconds (default DEFAULT_PAY_WITHIN_S); then the order is compensated. */
+  pay_within_s: z.optional(z.int().check(z.minimum(1), z.maximum(86_400))),
 });
 export type OrderPlaced = z.infer<typeof orderPlacedSchema>;
 
@@ -40,12 +48,18 @@ async function saveInstance(tx: SqlTx, tables: SagaTables, state: OrderState): P
   );
 }
 
-/** The transition's state and commands, written in `tx` (commands through the outbox). */
-async function apply(tx: SqlTx, context: HandlerContext, tables: SagaTables, state: OrderState, commands: readonly CommandSpec[], now: Date) {
+/**
+ * The transition, written in `tx`: the state, then through the outbox (in this order, under
+ * the instance's key) the cancel of the timeout it disarms, its commands, and the timeout it
+ * arms — so all of it is decided exactly when the state change commits.
+ */
+async function apply(tx: SqlTx, context: HandlerContext, tables: SagaTables, { state, commands, arm, cancel }: Transition, now: Date) {
   const { outbox } = await context.postgres();
   await saveInstance(tx, tables, state);
+  if (cancel !== undefined) await outbox.enqueueCancel(tx, timeoutCancel(state.order_id, cancel));
   for (const spec of commands) {
     await outbox.enqueue(tx, { producer: Producers.orchestrator, orderingKey: spec.instanceId, ...commandEvent(spec, now) });
+    if (arm?.step === spec.step) await outbox.enqueue(tx, timeoutEvent(spec, arm.afterMs, now));
   }
 }
 
@@ -59,8 +73,7 @@ export function orderIntake({ tables, now = () => new Date() }: OrchestratorOpti
       );
       // The same order placed again under another event id is already under way.
       if (placed.length === 0) return;
-      const { state, commands } = start(payload);
-      await apply(tx, context, tables, state, commands, now());
+      await apply(tx, context, tables, start(payload), now());
     });
   }, jsonPayload(orderPlacedSchema));
 }
@@ -73,14 +86,19 @@ export function orchestratorResults({ tables, now = () => new Date(), onFinished
       const outcome = await inbox.handle(db, { consumer: INBOX, eventId: envelope.result_id }, async (tx) => {
         const [row] = await tx.query<{ state: OrderState }>(`SELECT state FROM ${tables.instances} WHERE instance_id = $1 FOR UPDATE`, [envelope.instance_id]);
         if (!row) throw new Rejection('unknown_instance', `no order ${envelope.instance_id}`);
+        // Not awaited (late, repeated, stale — a timeout that fired after its answer): ignored.
         const transition = onResult(row.state, envelope);
-        if (!transition) return; // late, repeated or stale
-        await apply(tx, context, tables, transition.state, transition.commands, now());
-        if (FINAL_STATUSES.includes(transition.state.status)) finished = transition.state;
+        if (!transition) return;
+        await apply(tx, context, tables, transition, now());
+        if (finishedNews(row.state, transition.state)) finished = transition.state;
       });
       if (outcome === undefined && finished) onFinished?.(finished);
       return outcome;
     },
-    { allowedProducers: { reserve: [Producers.inventory], charge: [Producers.payment], ship: [Producers.shipping] } },
+    {
+      allowedProducers: { reserve: [Producers.inventory], charge: [Producers.payment], ship: [Producers.shipping] },
+      // The orchestrator signs its own step timeouts on the results stream, and nothing else there.
+      timeoutProducer: Producers.orchestrator,
+    },
   );
 }

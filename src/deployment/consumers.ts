@@ -79,14 +79,18 @@ export function capabilityConsumer(route: CapabilityRoute, handler: WithContext<
   return { kind: 'capability', build: (deps) => createCapabilityCommandConsumer({ ...deps, route, handler: bind(handler, deps) }) };
 }
 
-/** The orchestrator's results; `allowedProducers` maps step → producers that may report it. */
+/**
+ * The orchestrator's results; `allowedProducers` maps step → producers that may report it,
+ * `timeoutProducer` names the identity whose results are step timeouts (saga/timeouts.ts).
+ */
 export function resultConsumer(
   handler: WithContext<SagaDelivery<ResultEnvelope>>,
-  options: { allowedProducers?: Readonly<Record<string, readonly string[]>> } = {},
+  options: { allowedProducers?: Readonly<Record<string, readonly string[]>>; timeoutProducer?: string } = {},
 ): ConsumerFactory {
   return {
     kind: 'result',
-    build: (deps) => createResultConsumer({ ...deps, handler: bind(handler, deps), allowedProducers: options.allowedProducers }),
+    build: (deps) =>
+      createResultConsumer({ ...deps, handler: bind(handler, deps), allowedProducers: options.allowedProducers, timeoutProducer: options.timeoutProducer }),
   };
 }
 

@@ -60,6 +60,8 @@ export async function runRelayJob(runtime: DeploymentRuntime, options: { deadlin
     batch: settings?.relay?.batch,
     deadline: options.deadline ?? runtime.now() + RELAY_BUDGET_MS,
     now: runtime.now,
+    // Cancel rows (saga timeouts) cancel scheduled events where the publishers wrote them.
+    port: runtime.port,
   });
   const pruned = await pruneTables(db, tables, {
     inboxRetentionSeconds: settings!.inboxRetentionSeconds,

@@ -15,7 +15,7 @@ export { connectPg, PG_DEFAULTS, type PgOptions } from './pg';
 export { PostgresError, classifyDatabaseError, type PostgresErrorCode } from './errors';
 export type { SqlDatabase, SqlQueryable, SqlRow, SqlTx, TransactionOptions } from './sql';
 export { createInbox, type Inbox, type InboxKey } from './inbox';
-export { createOutbox, type Outbox, type OutboxEvent } from './outbox';
+export { createOutbox, type Outbox, type OutboxEvent, type ScheduledEventRef } from './outbox';
 export { relayOutbox, DEFAULT_RELAY_BATCH, MAX_RELAY_BATCH, type RelayOptions, type RelayReport, type PublisherLookup } from './relay';
 export { pruneTables, type PruneOptions, type PruneReport } from './retention';
 export { migrate, type MigrateReport } from './migrate';

@@ -59,6 +59,19 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE TABLE IF NOT EXISTS ${t.outboxKeys} (ordering_key text PRIMARY KEY)`,
     ],
   },
+  {
+    id: '0003_outbox_schedule',
+    statements: (t) => [
+      // A row due later (SPEC §5.6): the relay hands it to the stream's schedule with this
+      // instant as `deliverAt` instead of appending it. NULL: publish now, as before.
+      `ALTER TABLE ${t.outbox} ADD COLUMN IF NOT EXISTS deliver_at timestamptz`,
+      // A cancel row: the relay cancels the scheduled event with this event_id (on the stream
+      // its event_type routes to) instead of publishing anything. Its own event_id is
+      // `cancel <that id>`, which no publishable id can be (they hold no space). NULL: a
+      // publish row. Both columns are nullable without a default: adding them rewrites nothing.
+      `ALTER TABLE ${t.outbox} ADD COLUMN IF NOT EXISTS cancels text`,
+    ],
+  },
 ];
 
 /** What `db migrate --print` shows: every migration's SQL, in order. */

@@ -17,16 +17,34 @@
  * absorb. A row the publisher refuses outright (unknown route, invalid event, unknown
  * producer) can never succeed: it is marked refused (`refused_at`, `refusal`) and keeps
  * blocking its key's later rows until an operator clears it.
+ *
+ * Rows due later and cancel rows (outbox.ts, SPEC §5.6). A row with `deliver_at` is
+ * published with it as `deliverAt` — signed now, kept in the stream's schedule until then
+ * (at once when that instant has passed) — in its place in the key's id order, like any row.
+ * A cancel row runs `cancelScheduled` on the stream its event type routes to, in its place
+ * too: after the rows before it, so it finds its key's scheduling row handed over. Whether it
+ * removed the event (`cancelsApplied`) or found it gone (`cancelsMissed`: moved into the
+ * stream already, i.e. delivered), the row is done and marked sent. Replayed after a crash, a
+ * scheduling row is a duplicate of the schedule entry (or, cancelled inside the dedupe window,
+ * of its `cancelled@` record); a cancel replayed is a miss. Cancels need the Redis port
+ * (`options.port`); a pass that meets one without it fails, as a publish that cannot reach
+ * Redis does.
  */
-import { errorCode } from '../ground/errors';
+import { ConfigError, errorCode } from '../ground/errors';
 import type { Publisher } from '../publish/publisher';
+import type { RedisPort } from '../redis/port';
+import { cancelScheduled } from '../schedule/cancel';
 import type { SqlDatabase, SqlTx } from './sql';
 import type { Tables } from './tables';
 
 export const DEFAULT_RELAY_BATCH = 100;
 export const MAX_RELAY_BATCH = 1_000;
-/** Publisher errors that no retry can fix: the row is refused instead of retried forever. */
-const REFUSALS = new Set(['PUBLISH_ROUTE_UNKNOWN', 'PUBLISH_EVENT_INVALID']);
+/**
+ * Publisher errors that no retry can fix: the row is refused instead of retried forever. A
+ * due time the publisher refuses (beyond its maxDelayMs; a stream that cannot hold a schedule
+ * on Cluster) is one: the row would block its key until an operator looks anyway.
+ */
+const REFUSALS = new Set(['PUBLISH_ROUTE_UNKNOWN', 'PUBLISH_EVENT_INVALID', 'PUBLISH_SCHEDULE_INVALID', 'PUBLISH_SCHEDULE_UNSUPPORTED']);
 
 export interface RelayOptions {
   /** Rows per pass (1..=1000, default 100). */
@@ -34,14 +52,22 @@ export interface RelayOptions {
   /** Epoch ms after which no new pass starts (default: one pass only). */
   readonly deadline?: number;
   readonly now?: () => number;
+  /** The Redis the publishers write to: cancel rows cancel scheduled events there. */
+  readonly port?: RedisPort;
 }
 
 export interface RelayReport {
   readonly passes: number;
-  /** Rows published and marked sent. */
+  /** Rows published and marked sent (rows due later included: handed to the schedule). */
   readonly published: number;
   /** Of those, how many the publish dedupe window already held (an earlier pass's publish). */
   readonly duplicates: number;
+  /** Of the published rows, how many carried a due time (scheduled, or appended at once when already due). */
+  readonly scheduledPublished: number;
+  /** Cancel rows that removed their event from the schedule (it will never be delivered). */
+  readonly cancelsApplied: number;
+  /** Cancel rows that found nothing to remove: the event had been moved into the stream (delivered) already. */
+  readonly cancelsMissed: number;
   /** Rows held back this run because an earlier row of their key was not published yet. */
   readonly heldBack: number;
   readonly refused: number;
@@ -58,22 +84,25 @@ interface OutboxRow {
   readonly payload: Uint8Array;
   readonly traceparent: string | null;
   readonly ordering_key: string | null;
+  /** Due instant in whole ms since the epoch (rounded up: never early), or null: now. */
+  readonly deliver_at_ms: string | null;
+  /** A cancel row: the event_id of the scheduled event it cancels. */
+  readonly cancels: string | null;
 }
 
-interface PassResult {
+type PassCounts = Omit<RelayReport, 'passes'>;
+
+interface PassResult extends PassCounts {
   readonly claimed: number;
-  readonly published: number;
-  readonly duplicates: number;
-  readonly heldBack: number;
-  readonly refused: number;
-  /** A transient publish failure, rethrown after the rows before it were marked sent. */
+  /** A transient failure (publish or cancel), rethrown after the rows before it were marked sent. */
   readonly failure?: unknown;
 }
 
 async function claim(tx: SqlTx, tables: Tables, batch: number): Promise<OutboxRow[]> {
   return tx.query<OutboxRow & Record<string, unknown>>(
     // ORDER BY o.id, the bigint: the output column `id` is text and would sort '10' < '9'.
-    `SELECT o.id::text AS id, producer, event_type, event_id, payload, traceparent, ordering_key FROM ${tables.outbox} o ` +
+    `SELECT o.id::text AS id, producer, event_type, event_id, payload, traceparent, ordering_key, cancels, ` +
+      `ceil(extract(epoch FROM deliver_at) * 1000)::bigint::text AS deliver_at_ms FROM ${tables.outbox} o ` +
       `WHERE sent_at IS NULL AND refused_at IS NULL ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED`,
     [batch],
   );
@@ -95,15 +124,19 @@ async function inOrder(tx: SqlTx, tables: Tables, rows: OutboxRow[]): Promise<Ou
   });
 }
 
-/** Consecutive rows with one producer: each run is one publish round trip, in id order. */
-function runsByProducer(rows: readonly OutboxRow[]): OutboxRow[][] {
-  const runs: OutboxRow[][] = [];
+/**
+ * The pass's work in id order: runs of consecutive publish rows with one producer (each run
+ * one publish round trip), and each cancel row on its own.
+ */
+function stepsOf(rows: readonly OutboxRow[]): OutboxRow[][] {
+  const steps: OutboxRow[][] = [];
   for (const row of rows) {
-    const last = runs[runs.length - 1];
-    if (last && last[0]!.producer === row.producer) last.push(row);
-    else runs.push([row]);
+    const last = steps[steps.length - 1];
+    const joins = last && row.cancels === null && last[0]!.cancels === null && last[0]!.producer === row.producer;
+    if (joins) last.push(row);
+    else steps.push([row]);
   }
-  return runs;
+  return steps;
 }
 
 const eventOf = (row: OutboxRow) => ({
@@ -111,55 +144,101 @@ const eventOf = (row: OutboxRow) => ({
   eventId: row.event_id,
   payload: row.payload,
   ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
+  ...(row.deliver_at_ms === null ? {} : { deliverAt: Number(row.deliver_at_ms) }),
 });
 
-async function relayPass(db: SqlDatabase, tables: Tables, publisherFor: PublisherLookup, batch: number): Promise<PassResult> {
+/** What one pass did so far; the rows to mark once it is over. */
+class PassLedger {
+  readonly sent: string[] = [];
+  readonly refused: Array<{ id: string; refusal: string }> = [];
+  readonly blockedKeys = new Set<string>();
+  published = 0;
+  duplicates = 0;
+  scheduledPublished = 0;
+  cancelsApplied = 0;
+  cancelsMissed = 0;
+
+  blocked(row: OutboxRow): boolean {
+    return row.ordering_key !== null && this.blockedKeys.has(row.ordering_key);
+  }
+
+  markPublished(row: OutboxRow, duplicate: boolean): void {
+    this.sent.push(row.id);
+    this.published += 1;
+    if (duplicate) this.duplicates += 1;
+    if (row.deliver_at_ms !== null) this.scheduledPublished += 1;
+  }
+
+  /** A row refused blocks its key's later rows, in this pass too. */
+  refuse(row: OutboxRow, refusal: string): void {
+    this.refused.push({ id: row.id, refusal });
+    if (row.ordering_key !== null) this.blockedKeys.add(row.ordering_key);
+  }
+}
+
+async function publishRun(rows: OutboxRow[], publisher: Publisher, ledger: PassLedger): Promise<void> {
+  try {
+    const results = await publisher.publishBatch(rows.map(eventOf));
+    rows.forEach((row, i) => ledger.markPublished(row, results[i]?.duplicate === true));
+  } catch (error) {
+    if (!REFUSALS.has(errorCode(error) ?? '')) throw error;
+    // The batch was refused before anything was sent: find the bad rows one by one.
+    for (const row of rows) {
+      if (ledger.blocked(row)) continue;
+      try {
+        ledger.markPublished(row, (await publisher.publish(eventOf(row))).duplicate);
+      } catch (single) {
+        const code = errorCode(single) ?? '';
+        if (!REFUSALS.has(code)) throw single;
+        ledger.refuse(row, code);
+      }
+    }
+  }
+}
+
+async function cancelRow(row: OutboxRow, publisher: Publisher, port: RedisPort | undefined, ledger: PassLedger): Promise<void> {
+  const route = publisher.config.routes.get(row.event_type);
+  if (!route) return ledger.refuse(row, 'PUBLISH_ROUTE_UNKNOWN');
+  if (!port) throw new ConfigError('outbox relay', [{ path: 'port', message: `cancel row ${row.id} needs the Redis port the publishers write to` }]);
+  try {
+    const outcome = await cancelScheduled(port, route.stream, row.cancels!, { dedupePrefix: route.dedupePrefix });
+    if (outcome.status === 'cancelled') ledger.cancelsApplied += 1;
+    else ledger.cancelsMissed += 1;
+    ledger.sent.push(row.id);
+  } catch (error) {
+    // A stream that cannot hold a schedule (Cluster without a hash tag) never will.
+    if (errorCode(error) !== 'CONFIG_INVALID') throw error;
+    ledger.refuse(row, 'PUBLISH_SCHEDULE_UNSUPPORTED');
+  }
+}
+
+async function relayPass(db: SqlDatabase, tables: Tables, publisherFor: PublisherLookup, batch: number, port: RedisPort | undefined): Promise<PassResult> {
   return db.transaction(async (tx) => {
     const claimed = await claim(tx, tables, batch);
     const ready = await inOrder(tx, tables, claimed);
-    const sent: string[] = [];
-    const refused: Array<{ id: string; refusal: string }> = [];
-    const blockedKeys = new Set<string>();
-    let duplicates = 0;
+    const ledger = new PassLedger();
     let failure: unknown;
-    for (const run of runsByProducer(ready)) {
+    for (const step of stepsOf(ready)) {
       // A row refused earlier in this pass blocks its key's later rows here too.
-      const rows = run.filter((row) => row.ordering_key === null || !blockedKeys.has(row.ordering_key));
-      const publisher = publisherFor(run[0]!.producer);
-      if (!publisher) {
-        for (const row of rows) refused.push({ id: row.id, refusal: 'PRODUCER_UNKNOWN' });
-        for (const row of rows) if (row.ordering_key !== null) blockedKeys.add(row.ordering_key);
-        continue;
-      }
+      const rows = step.filter((row) => !ledger.blocked(row));
+      if (rows.length === 0) continue;
+      const publisher = publisherFor(rows[0]!.producer);
       try {
-        const results = await publisher.publishBatch(rows.map(eventOf));
-        duplicates += results.filter((r) => r.duplicate).length;
-        sent.push(...rows.map((row) => row.id));
+        if (!publisher) for (const row of rows) ledger.refuse(row, 'PRODUCER_UNKNOWN');
+        else if (rows[0]!.cancels !== null) await cancelRow(rows[0]!, publisher, port, ledger);
+        else await publishRun(rows, publisher, ledger);
       } catch (error) {
-        if (!REFUSALS.has(errorCode(error) ?? '')) {
-          failure = error;
-          break;
-        }
-        // The batch was refused before anything was sent: find the bad rows one by one.
-        for (const row of rows) {
-          if (row.ordering_key !== null && blockedKeys.has(row.ordering_key)) continue;
-          try {
-            if ((await publisher.publish(eventOf(row))).duplicate) duplicates += 1;
-            sent.push(row.id);
-          } catch (single) {
-            const code = errorCode(single) ?? '';
-            if (!REFUSALS.has(code)) throw single;
-            refused.push({ id: row.id, refusal: code });
-            if (row.ordering_key !== null) blockedKeys.add(row.ordering_key);
-          }
-        }
+        failure = error;
+        break;
       }
     }
-    if (sent.length > 0) await tx.query(`UPDATE ${tables.outbox} SET sent_at = now() WHERE id = ANY($1::bigint[])`, [sent]);
-    for (const { id, refusal } of refused) {
+    if (ledger.sent.length > 0) await tx.query(`UPDATE ${tables.outbox} SET sent_at = now() WHERE id = ANY($1::bigint[])`, [ledger.sent]);
+    for (const { id, refusal } of ledger.refused) {
       await tx.query(`UPDATE ${tables.outbox} SET refused_at = now(), refusal = $2 WHERE id = $1::bigint`, [id, refusal]);
     }
-    return { claimed: claimed.length, published: sent.length, duplicates, heldBack: claimed.length - sent.length - refused.length, refused: refused.length, failure };
+    const { published, duplicates, scheduledPublished, cancelsApplied, cancelsMissed } = ledger;
+    const refused = ledger.refused.length;
+    return { claimed: claimed.length, published, duplicates, scheduledPublished, cancelsApplied, cancelsMissed, heldBack: claimed.length - ledger.sent.length - refused, refused, failure };
   });
 }
 
@@ -167,17 +246,14 @@ export async function relayOutbox(db: SqlDatabase, tables: Tables, publisherFor:
   const batch = options.batch ?? DEFAULT_RELAY_BATCH;
   if (!Number.isInteger(batch) || batch < 1 || batch > MAX_RELAY_BATCH) throw new RangeError(`relay batch must be 1..=${MAX_RELAY_BATCH}`);
   const now = options.now ?? Date.now;
-  const total = { passes: 0, published: 0, duplicates: 0, heldBack: 0, refused: 0 };
+  const total = { passes: 0, published: 0, duplicates: 0, scheduledPublished: 0, cancelsApplied: 0, cancelsMissed: 0, heldBack: 0, refused: 0 };
   for (;;) {
-    const pass = await relayPass(db, tables, publisherFor, batch);
+    const pass = await relayPass(db, tables, publisherFor, batch, options.port);
     total.passes += 1;
-    total.published += pass.published;
-    total.duplicates += pass.duplicates;
-    total.heldBack += pass.heldBack;
-    total.refused += pass.refused;
+    for (const field of ['published', 'duplicates', 'scheduledPublished', 'cancelsApplied', 'cancelsMissed', 'heldBack', 'refused'] as const) total[field] += pass[field];
     if (pass.failure !== undefined) throw pass.failure;
     // A full pass that moved nothing (everything held back) would spin: stop there too.
-    const progressed = pass.published + pass.refused > 0;
-    if (pass.claimed < batch || !progressed || options.deadline === undefined || now() >= options.deadline) return total;
+    const done = pass.published + pass.cancelsApplied + pass.cancelsMissed + pass.refused;
+    if (pass.claimed < batch || done === 0 || options.deadline === undefined || now() >= options.deadline) return total;
   }
 }

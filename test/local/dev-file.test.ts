@@ -116,7 +116,7 @@ describe('the dev file (npm start beside the CLI)', () => {
     // Its path is printed; no key from it ever is.
     expect(first.stderr()).toContain(`dev file     ${path}`);
     const keys = Object.entries(file.env).filter(([name]) => name.endsWith('_KEY'));
-    expect(keys.length).toBe(7);
+    expect(keys.length).toBe(8); // the example's seven signing keys and the orchestrator's timeout key
     for (const [, value] of keys) expect(first.stderr() + first.stdout()).not.toContain(value.slice(4));
 
     // A second stack in the same folder is refused before it starts anything (shared PGlite and dev file).

@@ -1,10 +1,12 @@
 /**
  * The local stack as a user starts it (`saga-streams dev`, REDIS_URL unset): it starts a
  * private redis-server, serves the API, runs the example saga to one completed and one
- * compensated order (visible in its JSON report lines), and SIGINT stops everything it
+ * compensated order, and a third whose payment answers after its timeout — compensated when
+ * the timeout fires, its late charge refunded (visible in its JSON report lines; the stack
+ * moves due scheduled events itself, see local/consumer-loops.ts), and SIGINT stops everything it
  * started — the private Redis port is closed afterwards and the process exits 0; its ops
  * dashboard answers with the generated admin token only; restarted on
- * the same folder, its PGlite database still holds both orders. Without
+ * the same folder, its PGlite database still holds the orders. Without
  * redis-server on PATH it fails with the command that installs it.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -83,7 +85,7 @@ describe('saga-streams dev (npm start)', () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
   });
 
-  it('serves the API, runs the example saga to a completed and a compensated order, and stops everything on SIGINT', async () => {
+  it('serves the API, runs the example saga to a completed, a compensated and a timed-out order, and stops everything on SIGINT', async () => {
     const { REDIS_URL: _ignored, DATABASE_URL: _noDatabase, ...env } = process.env;
     // A working folder of its own, its PGlite folder pre-made (initdb in WASM is slow).
     const cwd = mkdtempSync(join(tmpdir(), 'saga-streams-dev-'));
@@ -104,12 +106,21 @@ describe('saga-streams dev (npm start)', () => {
     expect((started.detail as { dashboard: string }).dashboard).toBe(`${api}/ops`);
 
     const completed = await out.waitFor((l) => l.msg === 'saga finished' && (l.detail as { status?: string }).status === 'completed', 'completed order');
-    const compensated = await out.waitFor((l) => l.msg === 'saga finished' && (l.detail as { status?: string }).status === 'compensated', 'compensated order');
+    const finishedAs = (failure: string) => (l: Line) => l.msg === 'saga finished' && (l.detail as { failure?: string }).failure === failure;
+    const compensated = await out.waitFor(finishedAs('charge_declined'), 'compensated order');
     expect(completed.detail).toMatchObject({ workflow: 'order', steps: ['reserve', 'charge', 'ship'] });
-    expect(compensated.detail).toMatchObject({ workflow: 'order', steps: [], failure: 'charge_declined' });
+    expect(compensated.detail).toMatchObject({ workflow: 'order', status: 'compensated', steps: [] });
+    // The third order's payment answers 5 s late, its timeout fires after 2 s: compensated, then refunded.
+    const timedOut = await out.waitFor(finishedAs('step_timed_out'), 'timed-out order');
+    expect(timedOut.detail).toMatchObject({ workflow: 'order', status: 'compensated', steps: [] });
+    expect((timedOut.detail as { late?: string }).late).toBeUndefined();
+    const refunded = await out.waitFor((l) => finishedAs('step_timed_out')(l) && (l.detail as { late?: string }).late === 'refunded', 'late charge refunded');
+    expect(refunded.detail).toMatchObject({ instance: (timedOut.detail as { instance: string }).instance, status: 'compensated' });
     // Report lines follow each run's settle; a run may still be settling when its handler finished the saga.
     const acked = (consumer: string) => out.lines.filter((l) => l.msg === 'poll run' && l.consumer === consumer).reduce((sum, l) => sum + Number(l.acked), 0);
-    const expected = { 'order-intake': 2, inventory: 3 /* two reservations, one release */, payment: 2, shipping: 1, orchestrator: 6 };
+    // The timed-out order adds a reservation and a release, a charge and a refund, and five results
+    // for the orchestrator (reserve, the timeout, release, the late charge, the refund).
+    const expected = { 'order-intake': 3, inventory: 5, payment: 4, shipping: 1, orchestrator: 11 };
     const totals = () => Object.fromEntries(Object.keys(expected).map((consumer) => [consumer, acked(consumer)]));
     await out.until(() => Object.entries(expected).every(([consumer, n]) => acked(consumer) >= n), 'report lines of every step').catch(() => {});
     expect(totals()).toEqual(expected);
@@ -155,6 +166,7 @@ describe('saga-streams dev (npm start)', () => {
     const demo = panels['Example saga']!;
     expect(demo.orders.map((o) => [o.order_id, o.status]).sort()).toEqual([
       [String((compensated.detail as { instance: string }).instance), 'compensated'],
+      [String((timedOut.detail as { instance: string }).instance), 'compensated'],
       [String((completed.detail as { instance: string }).instance), 'completed'],
     ]);
     child.kill('SIGINT');

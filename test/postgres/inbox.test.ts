@@ -52,9 +52,10 @@ describe.each(databaseKinds)('inbox on $name', (kind) => {
     (await db.query(`SELECT 1 FROM ${tables.inbox} WHERE consumer = 'c' AND event_id = $1`, [eventId])).length;
 
   it('migrate is idempotent and records what it applied', async () => {
-    expect(await migrate(db, tables)).toEqual({ applied: [], alreadyApplied: ['0001_inbox_outbox', '0002_outbox_keys'] });
+    const all = ['0001_inbox_outbox', '0002_outbox_keys', '0003_outbox_schedule'];
+    expect(await migrate(db, tables)).toEqual({ applied: [], alreadyApplied: all });
     const fresh = parseTables({ schema: uniqueSchema() });
-    expect(await migrate(db, fresh)).toEqual({ applied: ['0001_inbox_outbox', '0002_outbox_keys'], alreadyApplied: [] });
+    expect(await migrate(db, fresh)).toEqual({ applied: all, alreadyApplied: [] });
     await db.query(`DROP SCHEMA ${fresh.schema} CASCADE`);
   });
 
@@ -62,7 +63,7 @@ describe.each(databaseKinds)('inbox on $name', (kind) => {
     const older = parseTables({ schema: uniqueSchema() });
     try {
       expect(await migrate(db, older, MIGRATIONS.slice(0, 1))).toEqual({ applied: ['0001_inbox_outbox'], alreadyApplied: [] });
-      expect(await migrate(db, older)).toEqual({ applied: ['0002_outbox_keys'], alreadyApplied: ['0001_inbox_outbox'] });
+      expect(await migrate(db, older)).toEqual({ applied: ['0002_outbox_keys', '0003_outbox_schedule'], alreadyApplied: ['0001_inbox_outbox'] });
       expect(await db.query(`SELECT ordering_key FROM ${older.outboxKeys}`)).toEqual([]);
     } finally {
       await db.query(`DROP SCHEMA ${older.schema} CASCADE`);

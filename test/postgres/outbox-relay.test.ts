@@ -198,7 +198,7 @@ describe.each(databaseKinds)('outbox relay on $name', (kind) => {
           [eventId, new TextEncoder().encode(eventId!), orderingKey],
         );
       }
-      expect(await migrate(db, older)).toMatchObject({ applied: ['0002_outbox_keys'] });
+      expect(await migrate(db, older)).toMatchObject({ applied: ['0002_outbox_keys', '0003_outbox_schedule'] });
       await db.transaction(async (tx) => void (await createOutbox(older).enqueue(tx, event('new-1', 'K'))));
       expect(await relayOutbox(db, older, () => publisher())).toMatchObject({ published: 4, heldBack: 0 });
       expect(await streamIds()).toEqual(['old-1', 'old-2', 'old-3', 'new-1']);
