@@ -5,20 +5,22 @@
  * function would log (runLogLine); the dashboard reads the runs' history from Redis, as it
  * does on every platform.
  *
- * STOP-GAP, remove once the claim script moves due scheduled events (SPEC §5.6: "the move
- * runs inside the claim script of every poll run"): until then only the trim run moves them,
- * and the example's trim runs every 15 minutes — a saga timeout due in 2 s would fire a
- * quarter of an hour late. So the loops run `moveDueEvents` over every consumed stream every
- * `moveDueEveryMs` (1 s) themselves; what a move appends wakes the stream's consumers.
+ * A run's report names when its next pending entry or scheduled event is due (`nextDueAt`,
+ * Redis clock: a retry's backoff, a deferral, a saga timeout): the consumer is polled again
+ * then, as a platform wake-up would poll it, instead of at its next cron tick — the claim of
+ * that run moves the event in and reclaims the entry.
  */
 import { runPollJob, runRelayJob, runTrimJob } from '../src/deployment/jobs';
 import { runLogLine, type JobReport } from '../src/deployment/log';
 import type { DeploymentRuntime } from '../src/deployment/runtime';
 import { failureLine } from '../src/deployment/log-line';
-import { moveDueEvents } from '../src/schedule/move';
 
-/** STOP-GAP (see the module comment): how often the loops move due scheduled events. */
-export const STOPGAP_MOVE_DUE_EVERY_MS = 1_000;
+/**
+ * A poll at a due time comes at least this long after the run that named it: the local clock
+ * stands in for Redis's (the stack's own server on this machine), and a clock a little ahead
+ * of it finds nothing due yet, which must not become a busy loop of runs.
+ */
+const MIN_DUE_WAKE_MS = 100;
 
 export interface ConsumerLoopsOptions {
   readonly runtime: DeploymentRuntime;
@@ -27,8 +29,6 @@ export interface ConsumerLoopsOptions {
   readonly signal: AbortSignal;
   /** Run the outbox relay after every poll run that acked something (the config has a database). */
   readonly relay?: boolean;
-  /** STOP-GAP: move due scheduled events every this many ms (default STOPGAP_MOVE_DUE_EVERY_MS; 0: never). */
-  readonly moveDueEveryMs?: number;
 }
 
 export interface ConsumerLoops {
@@ -46,9 +46,11 @@ export interface ConsumerLoops {
 interface LoopState {
   running: Promise<void> | undefined;
   again: boolean;
+  /** The poll waiting for the earliest due time a run reported, and that time. */
+  dueTimer?: { readonly at: number; readonly timer: ReturnType<typeof setTimeout> };
 }
 
-export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCommit = false, moveDueEveryMs = STOPGAP_MOVE_DUE_EVERY_MS }: ConsumerLoopsOptions): ConsumerLoops {
+export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCommit = false }: ConsumerLoopsOptions): ConsumerLoops {
   const deployment = runtime.config.name;
   const states = new Map<string, LoopState>([...runtime.config.consumers.keys()].map((name) => [name, { running: undefined, again: false }]));
   let trimming: Promise<void> | undefined;
@@ -84,12 +86,28 @@ export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCom
       try {
         const result = await runPollJob(runtime, name, { deadline: Date.now() + budgetMs, signal });
         report(result);
+        if (result.report.nextDueAt !== undefined) pollAt(name, state, result.report.nextDueAt);
         if (relayAfterCommit && result.report.acked > 0) void relay();
       } catch (error) {
         if (!signal.aborted) failed('poll', name, error);
       }
     } while (state.again && !signal.aborted);
   }
+
+  /** Polls `name` again at `at` (ms epoch), unless an earlier poll is already waiting for its due time. */
+  function pollAt(name: string, state: LoopState, at: number): void {
+    if (signal.aborted || (state.dueTimer !== undefined && state.dueTimer.at <= at)) return;
+    if (state.dueTimer !== undefined) clearTimeout(state.dueTimer.timer);
+    const timer = setTimeout(() => {
+      state.dueTimer = undefined;
+      trigger(name);
+    }, Math.max(MIN_DUE_WAKE_MS, at - Date.now()));
+    timer.unref();
+    state.dueTimer = { at, timer };
+  }
+  signal.addEventListener('abort', () => {
+    for (const state of states.values()) if (state.dueTimer !== undefined) clearTimeout(state.dueTimer.timer);
+  }, { once: true });
 
   const trigger = (name: string) => {
     const state = states.get(name);
@@ -107,27 +125,6 @@ export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCom
     for (const plan of runtime.config.consumers.values()) if (streams.includes(plan.config.stream)) trigger(plan.name);
   };
 
-  // STOP-GAP (module comment). A failed move is not logged: it changed nothing, the next tick
-  // tries again, and the poll runs and stream watchers already report an unreachable Redis.
-  let moving: Promise<void> | undefined;
-  const streams = [...new Set([...runtime.config.consumers.values()].map((plan) => plan.config.stream))];
-  const moveDue = async () => {
-    for (const stream of streams) {
-      if ((await moveDueEvents(runtime.port, stream)).moved > 0) wake([stream]);
-    }
-  };
-  if (moveDueEveryMs > 0 && !signal.aborted) {
-    const timer = setInterval(() => {
-      if (moving || signal.aborted) return;
-      moving = moveDue()
-        .catch(() => {})
-        .finally(() => {
-          moving = undefined;
-        });
-    }, moveDueEveryMs);
-    timer.unref();
-    signal.addEventListener('abort', () => clearInterval(timer), { once: true });
-  }
 
   return {
     trigger,
@@ -148,7 +145,6 @@ export function createConsumerLoops({ runtime, log, signal, relay: relayAfterCom
       for (;;) {
         const running = [...states.values()].map((s) => s.running).filter((p): p is Promise<void> => p !== undefined);
         if (trimming) running.push(trimming);
-        if (moving) running.push(moving);
         if (relaying.running) running.push(relaying.running);
         if (running.length === 0) return;
         await Promise.all(running);
