@@ -17,7 +17,6 @@ export type { Postgres } from './deployment/postgres';
 export { createRuntime } from './deployment/runtime';
 export type { DeploymentRuntime, RuntimeOptions } from './deployment/runtime';
 export { runPollJob, runTrimJob, wakeUpConsumers } from './deployment/jobs';
-export { jobsForCron } from './deployment/cron-jobs';
 export type { Job, PollJobReport, TrimJobReport } from './deployment/jobs';
 export { runLogLine } from './deployment/log';
 export { connectRest } from './deployment/connect-rest';
