@@ -169,8 +169,13 @@ end
 local moved = 0
 local max_moved = tonumber(ARGV[14])
 if max_moved > 0 then
-  local schedule_due
-  moved, schedule_due = move_due_events(stream, KEYS[7], KEYS[8], sizes_key, large_key, max_moved)
+  local schedule_due = schedule_head(KEYS[7])
+  -- Only into a stream this group reads: a group created after this claim (on the NOGROUP that
+  -- follows; startFrom '$') would start past what was moved and never see it. Bounded like the
+  -- reply: about the claim's allowance of packed bytes per claim.
+  if schedule_due >= 0 and schedule_due <= redis_now() and not is_error(redis.pcall('XPENDING', stream, group)) then
+    moved, schedule_due = move_due_events(stream, KEYS[7], KEYS[8], sizes_key, large_key, max_moved, math.max(1, allowance))
+  end
   if schedule_due >= 0 then saw_due_at(schedule_due) end
 end
 
@@ -349,7 +354,10 @@ if reclaim_count > 0 then
     rows = page(rows[last + 1][1], size + 1)
   end
   forget_deferrals(forget)
-  if note ~= 'wrong_type' then redis.call('SET', cursor_key, next_cursor) end
+  -- Stored only when it moved, and not at all by a Redis over maxmemory that refuses the SET
+  -- (OOM, when this claim wrote nothing before it): the next claim then pages from the old
+  -- cursor again, which skips nothing.
+  if note ~= 'wrong_type' and stored ~= next_cursor then redis.pcall('SET', cursor_key, next_cursor) end
 end
 
 -- ---- 2. fresh entries

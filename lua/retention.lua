@@ -221,10 +221,12 @@ local function part(run, ...)
   return { 'error', message }
 end
 
+-- The move's byte bound per pass (lib/schedule-move.lua): a large due backlog over several passes.
+local MOVE_MAX_BYTES = 4 * 1024 * 1024
 local move_result, trim_result, dlt_result, reap_result = {}, {}, {}, {}
 if ARGV[5] ~= '' then
   move_result = part(function(max_moved)
-    return { move_due_events(stream, KEYS[5], KEYS[6], KEYS[3], KEYS[2], max_moved) }
+    return { move_due_events(stream, KEYS[5], KEYS[6], KEYS[3], KEYS[2], max_moved, MOVE_MAX_BYTES) }
   end, tonumber(ARGV[5]))
 end
 if ARGV[1] ~= '' then trim_result = part(safe_trim, tonumber(ARGV[1])) end

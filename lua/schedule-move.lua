@@ -11,6 +11,7 @@
   KEYS[3]  the schedule's field store: hash, event_id -> packed entry fields
   KEYS[4]  the stream's sizes hash, KEYS[5] its large-entry set (lib/record-size.lua)
   ARGV[1]  most events to move in this call (integer >= 0)
+  ARGV[2]  packed bytes after which the call stops moving (integer >= 1; one larger event alone)
 
   Reply: { moved, next_due, dropped } (see lib/schedule-move.lua; next_due -1: none)
 ]]
@@ -20,5 +21,9 @@ local max_moved = tonumber(ARGV[1])
 if max_moved == nil or max_moved < 0 or max_moved % 1 ~= 0 then
   return redis.error_reply('ERR schedule-move: ARGV[1] (max moved) must be an integer >= 0')
 end
-local moved, next_due, dropped = move_due_events(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], max_moved)
+local max_bytes = tonumber(ARGV[2])
+if max_bytes == nil or max_bytes < 1 then
+  return redis.error_reply('ERR schedule-move: ARGV[2] (max bytes) must be an integer >= 1')
+end
+local moved, next_due, dropped = move_due_events(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], max_moved, max_bytes)
 return { moved, next_due, dropped }

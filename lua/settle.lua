@@ -93,8 +93,14 @@ i = i + 1
 for _ = 1, deferrals do
   local entry_id, delay = ARGV[i], tonumber(ARGV[i + 1])
   if redis.call('XPENDING', stream, group, entry_id, entry_id, 1)[1] then
-    redis.call('HSET', defer_key, entry_id, string.format('%d', tonumber(server_now_ms()) + delay))
-    deferred = deferred + 1
+    -- A Redis over maxmemory refuses this HSET when the script has written nothing yet (OOM):
+    -- the entry then stays pending without its not-before, redelivered on its backoff instead.
+    local written_at = redis.pcall('HSET', defer_key, entry_id, string.format('%d', tonumber(server_now_ms()) + delay))
+    if type(written_at) == 'table' and written_at.err then
+      if string.find(written_at.err, 'OOM', 1, true) ~= 1 then error(written_at) end
+    else
+      deferred = deferred + 1
+    end
   end
   i = i + 2
 end

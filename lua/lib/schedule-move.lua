@@ -26,12 +26,20 @@
   keep reading the stream natively (claim.lua's proof counts it).
 
   Cost: an empty schedule is one ZRANGE (the head); a schedule with nothing due adds TIME;
-  each call moves at most max_moved events, earliest due first (equal due times in event_id
-  order), so a large due backlog is moved over several calls, never in one long script.
+  each call moves at most max_moved events and about max_bytes of them (their packed size;
+  one event larger than that alone), earliest due first (equal due times in event_id order),
+  so a large due backlog — many events, or large ones — is moved over several calls, never in
+  one long script (a script that has written cannot be killed).
 
-  move_due_events(stream, due_key, entries_key, sizes_key, large_key, max_moved)
+  Memory: a Redis over maxmemory refuses an XADD (OOM) while the script has written nothing
+  yet. The move then stops where it is — the event stays scheduled, due, and the next call
+  moves it once memory allows — instead of failing the script around it (a poll run's claim).
+  Any other refusal of the XADD still fails the script, with the event scheduled.
+
+  move_due_events(stream, due_key, entries_key, sizes_key, large_key, max_moved, max_bytes)
     stream, sizes_key, large_key  the stream and its size records (lib/record-size.lua)
     max_moved                     most events appended by this call (>= 0; 0 only reads)
+    max_bytes                     packed bytes after which the call stops moving (>= 1)
   Returns moved, next_due, dropped:
     moved     events appended to the stream by this call
     next_due  the due time (ms epoch) of the earliest event still scheduled, -1 when none: a
@@ -48,7 +56,7 @@ local function schedule_head(due_key)
   return tonumber(head[2])
 end
 
-local function move_due_events(stream, due_key, entries_key, sizes_key, large_key, max_moved)
+local function move_due_events(stream, due_key, entries_key, sizes_key, large_key, max_moved, max_bytes)
   local next_due = schedule_head(due_key)
   if next_due < 0 or max_moved < 1 then return 0, next_due, 0 end
   local time = redis.call('TIME')
@@ -56,11 +64,18 @@ local function move_due_events(stream, due_key, entries_key, sizes_key, large_ke
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   if next_due > now then return 0, next_due, 0 end
   local due = redis.call('ZRANGEBYSCORE', due_key, '-inf', now, 'LIMIT', 0, max_moved)
-  local moved, dropped = 0, 0
+  local moved, dropped, bytes = 0, 0, 0
   for _, event_id in ipairs(due) do
-    local fields = unpack_schedule_entry(redis.call('HGET', entries_key, event_id))
+    local packed = redis.call('HGET', entries_key, event_id)
+    if moved > 0 and type(packed) == 'string' and bytes + #packed > max_bytes then break end
+    local fields = unpack_schedule_entry(packed)
     if fields then
-      local id = redis.call('XADD', stream, '*', unpack(fields))
+      local id = redis.pcall('XADD', stream, '*', unpack(fields))
+      if type(id) == 'table' and id.err then
+        if string.find(id.err, 'OOM', 1, true) == 1 then break end
+        error(id)
+      end
+      bytes = bytes + #packed
       redis.call('ZREM', due_key, event_id)
       redis.call('HDEL', entries_key, event_id)
       record_entry_size(sizes_key, large_key, id, fields, 1)

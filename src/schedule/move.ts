@@ -16,6 +16,8 @@ import { assertSchedulable } from './keys';
 export const DEFAULT_MAX_MOVED = 100;
 /** Largest `maxMoved`: one call stays a short script. */
 export const MAX_MAX_MOVED = 10_000;
+/** Default packed bytes after which one call stops moving (one larger event moves alone). */
+export const DEFAULT_MOVE_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface MoveResult {
   /** Events appended to the stream by this call. */
@@ -26,18 +28,20 @@ export interface MoveResult {
   readonly dropped: number;
 }
 
-export async function moveDueEvents(port: RedisPort, stream: string, options: { readonly maxMoved?: number } = {}): Promise<MoveResult> {
+export async function moveDueEvents(port: RedisPort, stream: string, options: { readonly maxMoved?: number; readonly maxBytes?: number } = {}): Promise<MoveResult> {
   const maxMoved = options.maxMoved ?? DEFAULT_MAX_MOVED;
   if (!Number.isSafeInteger(maxMoved) || maxMoved < 0 || maxMoved > MAX_MAX_MOVED) {
     throw new RangeError(`maxMoved must be an integer in 0..=${MAX_MAX_MOVED}`);
   }
+  const maxBytes = options.maxBytes ?? DEFAULT_MOVE_MAX_BYTES;
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new RangeError('maxBytes must be an integer >= 1');
   assertSchedulable(stream, port.cluster);
   const schedule = scheduleKeys(stream);
   const sizes = sizeKeys(stream);
   const reply = await runScript(port, {
     script: scheduleMoveScript,
     keys: [stream, schedule.due, schedule.entries, sizes.counts, sizes.large],
-    args: [maxMoved],
+    args: [maxMoved, maxBytes],
   });
   return moveResultOf(reply);
 }

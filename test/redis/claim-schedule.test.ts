@@ -30,7 +30,9 @@ describe.each(clientKinds)('poll runs move due scheduled events over $name', (ki
     await admin.xgroup('CREATE', stream, 'g', '0-0', 'MKSTREAM');
     const a = await schedule('a', 600);
     const b = await schedule('b', 700);
-    const later = await schedule('later', 3_600_000);
+    // Due before minIdle (10 s) runs out: a claim ahead that sees a and b still in flight
+    // reports their reclaim time, minIdle away, and the report keeps the earliest time seen.
+    const later = await schedule('later', 6_000);
     await untilRedisTime(admin, b.deliverAtMs);
 
     const seen: string[] = [];
