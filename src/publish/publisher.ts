@@ -8,6 +8,7 @@
  */
 import type { HmacEngine } from '../auth/hmac';
 import { appendScript, publishScript } from '../generated/lua-scripts';
+import { scheduleKeys } from '../entry/schedule-keys';
 import { sizeKeys } from '../entry/size-keys';
 import { describeThrown, errorCode } from '../ground/errors';
 import { hashTagOf } from '../entry/hash-tag';
@@ -84,11 +85,12 @@ function operationOf(config: PublisherConfig, entry: PreparedEntry, cluster: boo
     if (cluster && hashTagOf(sizes.counts) !== hashTagOf(route.stream)) return command('XADD', route.stream, '*', ...fields);
     return { script: appendScript, keys: [route.stream, sizes.counts, sizes.large], args: fields };
   }
-  return {
-    script: publishScript,
-    keys: [route.stream, route.dedupePrefix + event.eventId, sizes.counts, sizes.large],
-    args: [config.dedupeWindowSeconds, BODY_PAIRS, ...fields],
-  };
+  const keys = [route.stream, route.dedupePrefix + event.eventId, sizes.counts, sizes.large];
+  // The schedule too, where it shares the stream's slot: an event_id still waiting there is a
+  // duplicate even after its record expired (publish.lua).
+  const schedule = scheduleKeys(route.stream);
+  if (!cluster || hashTagOf(schedule.due) === hashTagOf(route.stream)) keys.push(schedule.due, schedule.entries);
+  return { script: publishScript, keys, args: [config.dedupeWindowSeconds, BODY_PAIRS, ...fields] };
 }
 
 function describeEntries(entries: readonly PreparedEntry[]): string {

@@ -236,7 +236,7 @@ describe.each(clientKinds)('scheduled delivery over $name', (kind) => {
       expect(await scheduleOf(admin, stream)).toEqual({ due: new Map(), stored: 0 });
     });
 
-    it('keeps one schedule entry per event_id without the record: the window off, or the record gone while the event waits', async () => {
+    it('keeps one copy per event_id without the record: the window off, or the record gone while the event waits (scheduled again or published at once)', async () => {
       const windowless = publisherWith({ dedupeWindowSeconds: 0 });
       const original = await windowless.publish(event('w1'), { delayMs: 60_000 });
       expect(await windowless.publish(event('w1'), { delayMs: 1_000 })).toMatchObject({ duplicate: true, scheduled: { deliverAtMs: original.scheduled!.deliverAtMs } });
@@ -247,6 +247,11 @@ describe.each(clientKinds)('scheduled delivery over $name', (kind) => {
       const kept = await publisher.publish(event('w2'), { delayMs: 60_000 });
       await admin.del(`${stream}:pub:w2`); // expired while a late move had not run yet
       expect(await publisher.publish(event('w2'), { delayMs: 1_000 })).toMatchObject({ duplicate: true, scheduled: { deliverAtMs: kept.scheduled!.deliverAtMs } });
+      // An immediate publish too (publish.lua reads the schedule beside the record): no second copy.
+      await admin.del(`${stream}:pub:w2`);
+      expect(await publisher.publish(event('w2'))).toMatchObject({ duplicate: true, entryId: '', scheduled: { deliverAtMs: kept.scheduled!.deliverAtMs } });
+      await expect(publisher.publish(event('w2', 'other body'))).rejects.toMatchObject({ code: 'PUBLISH_KEY_REUSED' });
+      expect(await admin.exists(stream)).toBe(0);
       expect((await scheduleOf(admin, stream)).due.size).toBe(2);
     });
   });
