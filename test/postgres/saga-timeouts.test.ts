@@ -95,13 +95,15 @@ describe.each(databaseKinds)('saga timeouts through the outbox on $name', (kind)
   it('rolled back with its step, the timeout never exists; committed, it is scheduled and reaches the orchestrator when due', async () => {
     await expect(issueCharge('i-rolled-back', 60_000, true)).rejects.toThrow('the step failed');
     const armedAt = Date.now();
-    await issueCharge('i-1', 1_000);
+    // Due far enough ahead that the relay and the first (empty) receive finish before it on a
+    // loaded machine: that receive's claim would move a due timeout itself.
+    await issueCharge('i-1', 4_000);
     expect(await relay()).toMatchObject({ published: 2, scheduledPublished: 1 });
     expect(await scheduledIds()).toEqual(['i-1:charge:execute:timeout']);
     const [due] = (await listScheduled(port, results)).events;
-    expect(due!.dueMs).toBeGreaterThanOrEqual(armedAt + 1_000);
+    expect(due!.dueMs).toBeGreaterThanOrEqual(armedAt + 4_000);
     expect(await receive()).toEqual([]);
-    for (let i = 0; i < 100 && (await moveDueEvents(port, results)).moved === 0; i += 1) await sleepMs(100);
+    for (let i = 0; i < 200 && (await moveDueEvents(port, results)).moved === 0; i += 1) await sleepMs(50);
     const seen = await receive();
     expect(seen.map(({ envelope, producer }) => ({ id: envelope.result_id, producer, timeout: isStepTimeout(envelope), code: envelope.error?.code }))).toEqual([
       { id: 'i-1:charge:execute:timeout', producer: 'orchestrator', timeout: true, code: 'step_timed_out' },
