@@ -1,8 +1,9 @@
 /**
  * The seam between the dashboard's shell (admin auth, layout, overview, runs) and its
- * sections (DLT browser, find by id, saga view). A section is a Hono sub-app built over the
- * deployment runtime; the shell mounts it behind the admin token and gives it the layout, so a
- * section never sees a credential and never renders a page frame of its own.
+ * sections (DLT browser, find by id, saga view, scheduled events). A section is a Hono
+ * sub-app built over the deployment runtime; the shell mounts it behind the admin token and
+ * gives it the layout, so a section never sees a credential and never renders a page frame
+ * of its own.
  */
 import type { Hono } from 'hono';
 import type { DeploymentRuntime } from '../deployment/runtime';

@@ -18,4 +18,5 @@ export const DASHBOARD_SECTIONS: readonly SectionEntry[] = [
   { name: 'dlt', title: 'Dead letters', section: dataSections.dlt },
   { name: 'find', title: 'Find by id', section: dataSections.find },
   { name: 'saga', title: 'Saga', section: dataSections.saga },
+  { name: 'schedule', title: 'Scheduled', section: dataSections.schedule },
 ];

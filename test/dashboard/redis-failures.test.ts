@@ -28,6 +28,9 @@ describe('data sections when Redis is unreachable', () => {
     ['find', '/ops/find?id=e1'],
     ['find', '/ops/find?id=1-1'],
     ['saga', '/ops/saga/i1'],
+    ['schedule', '/ops/schedule'],
+    ['schedule', `/ops/schedule/cancel?stream=${orders}&event_id=e1`],
+    ['schedule', '/ops/schedule/cancel', { method: 'POST', body: new URLSearchParams({ stream: ordersOf(config), event_id: 'e1' }) }],
   ];
 
   it.each(requests)('%s %s hands the error to the shell', async (name, path, init) => {
