@@ -30,7 +30,11 @@ const target = join(root, 'src', 'generated', 'lua-scripts.ts');
 const INCLUDE = /^--\s*#include\s+(\S+)\s*$/;
 const FRAGMENT_PATH = /^lib\/[a-z0-9][a-z0-9-]*\.lua$/;
 
-/** Blanks whole-line comments (`-- …` and `--[[ … ]]` blocks); code lines stay untouched. */
+/**
+ * Blanks whole-line comments (`-- …` and `--[[ … ]]` blocks) and drops code lines' indentation
+ * (every function bundle carries the text; Lua reads it the same). Line numbers stay. The
+ * scripts hold no long strings (`[[ … ]]` outside comments), where indentation would count.
+ */
 export function shippedText(source) {
   let inBlock = false;
   return source
@@ -45,7 +49,7 @@ export function shippedText(source) {
         inBlock = !trimmed.includes(']]');
         return '';
       }
-      return trimmed.startsWith('--') ? '' : line;
+      return trimmed.startsWith('--') ? '' : line.trimStart();
     })
     .join('\n');
 }
