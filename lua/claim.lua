@@ -173,7 +173,7 @@ if max_moved > 0 then
   -- Only into a stream this group reads: a group created after this claim (on the NOGROUP that
   -- follows; startFrom '$') would start past what was moved and never see it. Bounded like the
   -- reply: about the claim's allowance of packed bytes per claim.
-  if schedule_due >= 0 and schedule_due <= redis_now() and not is_error(redis.pcall('XPENDING', stream, group)) then
+  if schedule_due >= 0 and schedule_due <= redis_now() and not is_error(redis.pcall('XPENDING', stream, group, '-', '+', 1)) then
     moved, schedule_due = move_due_events(stream, KEYS[7], KEYS[8], sizes_key, large_key, max_moved, math.max(1, allowance))
   end
   if schedule_due >= 0 then saw_due_at(schedule_due) end
@@ -356,8 +356,11 @@ if reclaim_count > 0 then
   forget_deferrals(forget)
   -- Stored only when it moved, and not at all by a Redis over maxmemory that refuses the SET
   -- (OOM, when this claim wrote nothing before it): the next claim then pages from the old
-  -- cursor again, which skips nothing.
-  if note ~= 'wrong_type' and stored ~= next_cursor then redis.pcall('SET', cursor_key, next_cursor) end
+  -- cursor again, which skips nothing. Any other refusal fails the claim, as it always did.
+  if note ~= 'wrong_type' and stored ~= next_cursor then
+    local set = redis.pcall('SET', cursor_key, next_cursor)
+    if is_error(set) and string.find(set.err, 'OOM', 1, true) ~= 1 then return set end
+  end
 end
 
 -- ---- 2. fresh entries

@@ -9,7 +9,9 @@
 
   0. Scheduled events (SPEC §5.6): the due ones are moved into the stream first
      (lib/schedule-move.lua: never early by the Redis clock, each at most once, never lost),
-     so a stream nobody polls still gets its due events appended. It runs before the trim,
+     so a stream nobody polls still gets its due events appended — once a group reads it:
+     into a stream without a group nothing is moved (a group created later from '$' would
+     start past the event and never see it). It runs before the trim,
      and what it appends lies after every group's last-delivered id, so the trim's frontier
      never reaches it.
 
@@ -224,8 +226,15 @@ end
 -- The move's byte bound per pass (lib/schedule-move.lua): a large due backlog over several passes.
 local MOVE_MAX_BYTES = 4 * 1024 * 1024
 local move_result, trim_result, dlt_result, reap_result = {}, {}, {}, {}
+-- Only into a stream some group reads, as a claim moves: a group created later from '$' would
+-- start past a moved event and never see it (lib/schedule-move.lua).
+local function has_groups()
+  local groups = redis.pcall('XINFO', 'GROUPS', stream)
+  return type(groups) == 'table' and groups.err == nil and #groups > 0
+end
 if ARGV[5] ~= '' then
   move_result = part(function(max_moved)
+    if not has_groups() then return { 0, schedule_head(KEYS[5]), 0 } end
     return { move_due_events(stream, KEYS[5], KEYS[6], KEYS[3], KEYS[2], max_moved, MOVE_MAX_BYTES) }
   end, tonumber(ARGV[5]))
 end

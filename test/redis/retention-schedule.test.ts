@@ -5,12 +5,14 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { createPoller } from '../../src/consume/poller';
 import { createPublisher } from '../../src/publish/publisher';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import { parseRetentionConfig } from '../../src/retention/config';
 import { runRetention } from '../../src/retention/run';
 import { clientKinds } from '../support/clients';
+import { fastConfig, recordingProcessor } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 import { idMillis, scheduleOf, untilRedisTime } from './schedule-fixtures';
 import { entriesOf } from './stream-entries';
@@ -44,5 +46,19 @@ describe.each(clientKinds)('the trim run moves due scheduled events over $name',
     expect(entries.map(([, fields]) => fields.get('event_id')?.toString())).toEqual(['soon']);
     expect(idMillis(entries[0]![0])).toBeGreaterThanOrEqual(soon.scheduled!.deliverAtMs);
     expect([...(await scheduleOf(admin, stream)).due.keys()]).toEqual(['later']);
+  });
+
+  it("moves nothing into a stream no group reads yet: a consumer that starts from '$' afterwards still gets the event", async () => {
+    const publisher = createPublisher({ port, routes: { placed: stream }, auth: HMAC });
+    const soon = await publisher.publish({ eventType: 'placed', eventId: 'soon', payload: 'a' }, { delayMs: 300 });
+    await untilRedisTime(admin, soon.scheduled!.deliverAtMs);
+    const report = await runRetention(port, parseRetentionConfig({ stream }));
+    expect(report.schedule).toEqual({ moved: 0, nextDueMs: soon.scheduled!.deliverAtMs, dropped: 0 });
+    expect(await admin.exists(stream)).toBe(0);
+
+    const seen: string[] = [];
+    const run = await createPoller({ port, config: fastConfig(stream, { startFrom: '$' }), process: recordingProcessor(seen) }).run({ mode: 'drain' });
+    expect(seen).toEqual(['a']);
+    expect(run).toMatchObject({ acked: 1, scheduledMoved: 1 });
   });
 });

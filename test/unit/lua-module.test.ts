@@ -12,9 +12,19 @@ describe('generated Lua module', () => {
     expect(readFileSync('src/generated/lua-scripts.ts', 'utf8')).toBe(renderModule());
   });
 
-  it('blanks whole-line and block comments but keeps every code line as written', () => {
-    const source = ['--[[', '  header', ']]', 'local a = 1 -- trailing stays', '  -- indented comment', "return 'x--y'"].join('\n');
+  it('blanks whole-line and block comments and drops indentation, keeping every code line in its place', () => {
+    const source = ['--[[', '  header', ']]', 'local a = 1 -- trailing stays', '  -- indented comment', "  return 'x--y'"].join('\n');
     expect(shippedText(source)).toBe(['', '', '', 'local a = 1 -- trailing stays', '', "return 'x--y'"].join('\n'));
+  });
+
+  it('finds no code the indentation strip could change: no long string, no string continued across lines', () => {
+    const files = [...readdirSync('lua').filter((f) => f.endsWith('.lua')), ...readdirSync('lua/lib').map((f) => `lib/${f}`)];
+    for (const file of files) {
+      const code = shippedText(readLua(file)).split('\n');
+      code.forEach((line, i) => {
+        expect({ where: `${file}:${i + 1}`, longString: /\[=*\[/.test(line), continued: /\\$/.test(line) }).toEqual({ where: `${file}:${i + 1}`, longString: false, continued: false });
+      });
+    }
   });
 
   it('holds every script with the SHA-1 of its text, and no fragment as a script', () => {
