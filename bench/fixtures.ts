@@ -38,10 +38,12 @@ export async function appendEntry(redis: Redis | Cluster, stream: string, fields
 }
 
 const loaded = new WeakMap<Redis | Cluster, Promise<string>>();
+/** Loads append.lua where EVALSHA will run: on a Cluster every master, not one node ioredis picks. */
 function appendSha(redis: Redis | Cluster): Promise<string> {
   let sha = loaded.get(redis);
   if (sha === undefined) {
-    sha = (redis as Redis).script('LOAD', appendScript.text) as Promise<string>;
+    const nodes: Redis[] = 'nodes' in redis && typeof redis.nodes === 'function' ? (redis as Cluster).nodes('master') : [redis as Redis];
+    sha = Promise.all(nodes.map((node) => node.script('LOAD', appendScript.text) as Promise<string>)).then((shas) => shas[0]!);
     loaded.set(redis, sha);
   }
   return sha;
@@ -57,7 +59,9 @@ export async function prefillStream(redis: Redis | Cluster, stream: string, coun
     const pipeline = redis.pipeline();
     const end = Math.min(count, start + PREFILL_CHUNK);
     for (let i = start; i < end; i += 1) pipeline.evalsha(sha, 3, stream, sizes.counts, sizes.large, ...(await signedFields(stream, `ev-${i}`, payload)));
-    await pipeline.exec();
+    // A refused append (NOSCRIPT, OOM) must fail the prefill, not leave a short stream behind.
+    const failed = (await pipeline.exec())?.find(([error]) => error !== null);
+    if (failed) throw new Error(`prefill of ${stream} failed: ${String(failed[0])}`);
   }
 }
 
