@@ -427,14 +427,23 @@ local function read_here(count)
     if first_back ~= nil then
       cut = 1
       local last = #kept > 0 and kept[#kept][1] or mine['last-delivered-id']
-      local entries_read = mine['entries-read']
-      if type(entries_read) == 'number' then
-        redis.call('XGROUP', 'SETID', stream, group, last, 'ENTRIESREAD', entries_read + #kept)
-      else
-        redis.call('XGROUP', 'SETID', stream, group, last)
-      end
       local back = {}
       for i = first_back, #got do back[#back + 1] = got[i][1] end
+      local entries_read = mine['entries-read']
+      if type(entries_read) == 'number' then
+        entries_read = entries_read + #kept
+      else
+        -- Unknown before this read (a group created at 0-0 behind a backlog): the reads just
+        -- made let Redis count it where it can, and what goes back is subtracted. Left unknown,
+        -- every later claim would find it unknown again and never read natively.
+        for _, flat in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+          local info = field_map(flat)
+          if info['name'] == group and type(info['entries-read']) == 'number' then entries_read = info['entries-read'] - #back end
+        end
+      end
+      local setid = { 'XGROUP', 'SETID', stream, group, last }
+      if type(entries_read) == 'number' then setid[6], setid[7] = 'ENTRIESREAD', entries_read end
+      redis.call(unpack(setid))
       redis.call('XACK', stream, group, unpack(back))
       break
     end

@@ -1,7 +1,7 @@
 /**
  * Bundle budgets (sizes are deterministic, unlike times), measured on esbuild's output the
  * way wrangler and the CDK construct bundle: the Worker ≤ 100 KiB gzip, the Lambda poll
- * function ≤ 105 KiB gzip (issue 14 asks ≤ 110; issue 25 ≤ 60, out of reach with ioredis: its
+ * function ≤ 106 KiB gzip (issue 14 asks ≤ 110; issue 25 ≤ 60, out of reach with ioredis: its
  * own bundle is 43 KiB gzip). Before zod namespace imports, lazy clients and a
  * lazy SQS SDK they were 143 and 188 KiB (every zod locale shipped; @upstash/redis in TCP
  * Lambdas); with classic zod's methods (`import * as z from 'zod'`) 76.8 and 114.1 KiB, with
@@ -20,8 +20,10 @@ const WORKER_BUDGET = 100 * KIB;
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
 // took the poll function to 97.7 KiB. 105 leaves room for features, under the issue's 110.
 // Scheduled delivery, durability and saga timeouts took it to 107.3 KiB; the construct's alias
-// of ioredis's `debug` to a stub (infra/aws/handler-file.ts) took 4.8 KiB off.
-const LAMBDA_POLL_BUDGET = 105 * KIB;
+// of ioredis's `debug` to a stub (infra/aws/handler-file.ts) took 4.8 KiB off. 106: publish
+// dedupe reading the schedule and a claim that keeps a new group countable took it to 105.04
+// KiB after the shipped Lua lost its indentation (−0.26 KiB); still under the issue's 110.
+const LAMBDA_POLL_BUDGET = 106 * KIB;
 /** Classic zod: its schema methods reference its whole API, which no bundler can drop. Library code uses zod/mini. */
 const CLASSIC_ZOD = /node_modules\/zod\/v4\/classic\//;
 
@@ -53,7 +55,7 @@ describe('bundle budgets', () => {
     expect(inputs.some((input) => input.includes('node_modules/croner'))).toBe(false);
   });
 
-  it('the Lambda poll function of a TCP deployment is at most 105 KiB gzip, without Hono, the AWS SDK or classic zod', async () => {
+  it('the Lambda poll function of a TCP deployment is at most 106 KiB gzip, without Hono, the AWS SDK or classic zod', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('./fixtures/lambda-handlers.ts')],
       format: 'cjs',

@@ -98,3 +98,32 @@ describe('the native read proof (ioredis)', () => {
     }
   });
 });
+
+describe('a group created at 0-0 behind a backlog (ioredis)', () => {
+  let admin: Redis;
+  let port: RedisPort;
+  let stream: string;
+  useRedisPerTest(ioredisKind, (h) => ({ admin, port, stream } = h));
+
+  const groupInfo = async () => {
+    const [flat] = (await admin.xinfo('GROUPS', stream)) as unknown[][];
+    const info = new Map<string, unknown>();
+    for (let i = 0; i + 1 < flat!.length; i += 2) info.set(String(flat![i]), flat![i + 1]);
+    return { entriesRead: info.get('entries-read'), lag: info.get('lag') };
+  };
+
+  it('leaves the group countable after a read through claim.lua is cut, so the next claims may read natively', async () => {
+    for (let i = 0; i < 12; i += 1) await append(admin, stream, { event_id: `b${i}`, payload: 'x'.repeat(4 * 1024) });
+    await ensureGroup(port, stream, 'g', '0-0');
+    // Redis cannot count what a group created at 0-0 has read until it reads.
+    expect((await groupInfo()).entriesRead).toBeNull();
+    const config = parseConsumerConfig(fastConfig(stream));
+    const claim = await claimOnce(port, config, { fresh: 12, reclaim: 0, allowance: ALLOWANCE, alone: false });
+    expect(claim.cut).toBe(true);
+    expect(claim.entries.length).toBeGreaterThan(0);
+    expect(claim.entries.length).toBeLessThan(12);
+    // Known after the cut, and exact: what was handed over, the rest still lagging.
+    expect(await groupInfo()).toEqual({ entriesRead: claim.entries.length, lag: 12 - claim.entries.length });
+    expect(await pendingRows(admin, stream, 'g')).toHaveLength(claim.entries.length);
+  });
+});
