@@ -179,8 +179,11 @@ describe('the byte budget in memory (ioredis)', () => {
     expect(acked, figures).toBe(121);
     // The old run read one 120 MiB reply (RSS +144 MiB). Now: the batch in hand and the one
     // claimed beside it, 4 MiB together, plus what the client holds while it parses a reply
-    // (its chunks and the joined string: about twice the reply) — measured 6.3–12.3 MiB here (collected before each sample).
-    expect(peakArrayBuffers, figures).toBeLessThan(4 * 4 * MiB);
+    // (its chunks and the joined string: about twice the reply) — measured 6.3–12.2 MiB on a
+    // quiet machine and with two CPU-bound processes beside it (20 runs), up to 18.0 MiB while
+    // other test files and a benchmark shared the two cores with it (collected before each
+    // sample). The bound is the one docs/guarantees.md tells users to plan for: 5 × the budget.
+    expect(peakArrayBuffers, figures).toBeLessThan(5 * 4 * MiB);
     expect(peakRss, figures).toBeLessThan(48 * MiB);
   }, 150_000);
 });

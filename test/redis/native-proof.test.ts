@@ -127,3 +127,49 @@ describe('a group created at 0-0 behind a backlog (ioredis)', () => {
     expect(await pendingRows(admin, stream, 'g')).toHaveLength(claim.entries.length);
   });
 });
+
+describe('a proven read through claim.lua (ioredis)', () => {
+  let admin: Redis;
+  let port: RedisPort;
+  let stream: string;
+  useRedisPerTest(ioredisKind, (h) => ({ admin, port, stream } = h));
+
+  /** Calls of one command Redis ran since the last CONFIG RESETSTAT, scripts' calls included. */
+  const calls = async (command: string): Promise<number> => {
+    const line = (await admin.info('commandstats')).split('\r\n').find((l) => l.startsWith(`cmdstat_${command}:`));
+    return line === undefined ? 0 : Number(/calls=(\d+)/.exec(line)![1]);
+  };
+
+  const appendSmall = async (count: number, payload = 'p') => {
+    for (let i = 0; i < count; i += 1) await append(admin, stream, { event_id: `e${i}`, payload: `${payload}${i}` });
+  };
+
+  it('reads every entry the proof covers in one XREADGROUP, and counts what they measure', async () => {
+    await ensureGroup(port, stream, 'g', '0-0');
+    await appendSmall(30);
+    const config = parseConsumerConfig(fastConfig(stream));
+    // A group created at 0-0 has no read count until it reads (a run's first claim).
+    await claimOnce(port, config, { fresh: 1, reclaim: 0, allowance: ALLOWANCE, alone: false });
+    await admin.config('RESETSTAT');
+    // 20 small entries weigh at most 20 × 1 KiB by the proof: within 32 KiB.
+    const claim = await claimOnce(port, config, { fresh: 20, reclaim: 0, allowance: 32 * 1024, alone: false, read: 'lua' });
+    expect(claim.entries.map((e) => new TextDecoder().decode(e.fields.get('event_id')))).toEqual(Array.from({ length: 20 }, (_, i) => `e${i + 1}`));
+    expect(claim.cut).toBe(false);
+    // Stepped (1 entry, then the rest) before: two reads for one claim.
+    expect(await calls('xreadgroup')).toBe(1);
+    expect(claim.bytes).toBe(bytesOf(claim.entries));
+  });
+
+  it('still reads in steps, and cuts at the allowance, when the proof does not hold', async () => {
+    await ensureGroup(port, stream, 'g', '0-0');
+    await appendSmall(30, 'x'.repeat(900));
+    await admin.xtrim(stream, 'MAXLEN', 28); // another hand: the records no longer describe the stream
+    const config = parseConsumerConfig(fastConfig(stream));
+    await admin.config('RESETSTAT');
+    const claim = await claimOnce(port, config, { fresh: 28, reclaim: 0, allowance: 8 * 1024, alone: false, read: 'lua' });
+    expect(await calls('xreadgroup')).toBeGreaterThan(1);
+    expect(claim.cut).toBe(true);
+    expect(bytesOf(claim.entries)).toBeLessThanOrEqual(8 * 1024);
+    expect(await pendingRows(admin, stream, 'g')).toHaveLength(claim.entries.length);
+  });
+});
