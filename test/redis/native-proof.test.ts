@@ -5,8 +5,9 @@
  * XINFO must make the claim read through Lua (measured and cut) or refuse — never deliver past
  * its allowance, and never ack an entry no handler saw. Checked on what Redis sends back.
  */
-import type { Redis } from 'ioredis';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { Redis as IORedis, type Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisProcess } from '../../local/redis-server';
 import { parseConsumerConfig, type ConsumerConfig } from '../../src/consume/config';
 import { ensureGroup } from '../../src/consume/groups';
 import { sizeKeys } from '../../src/entry/size-keys';
@@ -128,11 +129,29 @@ describe('a group created at 0-0 behind a backlog (ioredis)', () => {
   });
 });
 
+// On a private redis-server: INFO commandstats counts every client's calls, and the suite's
+// shared server serves other test files at the same time.
 describe('a proven read through claim.lua (ioredis)', () => {
+  let server: RedisProcess;
   let admin: Redis;
   let port: RedisPort;
   let stream: string;
-  useRedisPerTest(ioredisKind, (h) => ({ admin, port, stream } = h));
+  let tests = 0;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new IORedis(server.url);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await server.stop();
+  });
+  beforeEach(() => {
+    stream = `proven:${(tests += 1)}`;
+    port = connectIoredis(server.url);
+  });
+  afterEach(async () => {
+    await port.close();
+  });
 
   /** Calls of one command Redis ran since the last CONFIG RESETSTAT, scripts' calls included. */
   const calls = async (command: string): Promise<number> => {
