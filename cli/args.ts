@@ -40,6 +40,7 @@ const COMMAND_OPTIONS = {
     'payload-file': { type: 'string' },
     as: { type: 'string' },
     traceparent: { type: 'string' },
+    'flow-key': { type: 'string' },
     'deliver-at': { type: 'string' },
     delay: { type: 'string' },
   },

@@ -32,6 +32,7 @@ Commands:
       --payload-file <file>        payload bytes from a file ("-" = stdin)
       --as <producer>              producer to sign as, when more than one can
       --traceparent <tp>           W3C traceparent to attach
+      --flow-key <key>             the entry's flow key (e.g. the saga instance id)
       --delay <duration>           deliver this long from now (scheduled; at most 365d)
       --deliver-at <time>          deliver at this RFC 3339 time, e.g. 2026-12-24T18:00:00Z
   schedule list                    scheduled events, earliest due first

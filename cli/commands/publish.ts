@@ -87,7 +87,7 @@ export async function publishCommand(ctx: CommandContext): Promise<void> {
   const schedule = scheduleOf(ctx);
   const payload = await payloadOf(ctx);
 
-  const result = await ctx.runtime().publisherFor(as).publish({ eventType, eventId, payload, traceparent: args.string('traceparent') }, schedule);
+  const result = await ctx.runtime().publisherFor(as).publish({ eventType, eventId, payload, traceparent: args.string('traceparent'), flowKey: args.string('flow-key') }, schedule);
   const json = { event_id: result.eventId, event_type: result.eventType, stream: result.stream, entry_id: result.entryId, duplicate: result.duplicate, producer: as };
   const scheduled = result.scheduled;
   const scheduledJson = scheduled === undefined ? {} : { entry_id: null, deliver_at: formatRfc3339(scheduled.deliverAtMs), ...(scheduled.cancelled ? { cancelled: true } : {}) };

@@ -7,7 +7,7 @@ import { CoreReasons } from '../verdict/core-reasons';
 import type { DeliveryContext, EntryProcessor } from './decide';
 import { Fields, fieldText, hasMalformedFields, type StreamEntry } from '../entry/entry';
 import { isValidEventIdBytes } from '../entry/keys';
-import { decodeUtf8Strict } from '../ground/text';
+import { decodeUtf8Strict, exactUtf8Text } from '../ground/text';
 import { traceHandling, traceRefused, tracingActive } from '../telemetry/tracing';
 import { Rejection, Verdicts, verdictOfHandler, type HandlerOutcome, type Verdict } from '../verdict/verdict';
 
@@ -17,6 +17,12 @@ export interface Delivery<P> {
   readonly eventType: string | undefined;
   readonly payload: P;
   readonly traceparent: string | undefined;
+  /**
+   * The entry's flow key (SPEC §5.7) exactly as published; undefined when it has none or its
+   * bytes are not UTF-8. Unsigned: any writer of the stream can set it, so a handler that
+   * trusts it for more than scheduling compares it with the signed payload first.
+   */
+  readonly flowKey?: string | undefined;
   readonly deliveries: number;
   readonly signal: AbortSignal;
   readonly deadline: number;
@@ -97,6 +103,11 @@ export class DeliveryView<P> implements Delivery<P> {
 
   get traceparent(): string | undefined {
     return fieldText(this.entry, Fields.traceparent);
+  }
+
+  get flowKey(): string | undefined {
+    const bytes = this.entry.fields.get(Fields.flowKey);
+    return bytes === undefined ? undefined : exactUtf8Text(bytes);
   }
 
   get deliveries(): number {

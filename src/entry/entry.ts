@@ -10,6 +10,8 @@ export const Fields = {
   eventId: 'event_id',
   payload: 'payload',
   traceparent: 'traceparent',
+  /** Unsigned: the concurrency / ordering key a publisher names (SPEC §5.7; docs/design/flow-control.md §1). */
+  flowKey: 'flow_key',
   keyId: 'key_id',
   sig: 'sig',
 } as const;

@@ -9,7 +9,7 @@ import * as z from 'zod/mini';
 import { isPaddedBase64 } from '../ground/base64';
 import { decodeUtf8Strict } from '../ground/text';
 import { isValidEventId } from '../entry/keys';
-import { checkEvent, type PublishEvent } from '../publish/entry-fields';
+import { checkEvent, flowKeyProblem, type PublishEvent } from '../publish/entry-fields';
 import { isValidTraceparent } from '../telemetry/traceparent';
 import type { Transport } from '../redis/port';
 import type { ProblemCode } from '../web/problems';
@@ -48,6 +48,7 @@ const eventSchema = z.lazy(() =>
     event_id: z.string(),
     payload: z.unknown().check(z.refine((value) => value !== undefined, 'is required')),
     traceparent: z.optional(z.string()),
+    flow_key: z.optional(z.string()),
     deliver_at: z.optional(z.string()),
     delay: z.optional(z.string()),
   }),
@@ -67,18 +68,27 @@ function checkOne(raw: unknown, index: number, rules: BatchRules): PublishEvent 
   const parsed = eventSchema.safeParse(raw);
   if (!parsed.success) {
     const fields = [...new Set(parsed.error.issues.map((i) => i.path.join('.') || '(event)'))].join(', ');
-    return { index, code: 'invalid_request', detail: `event ${index}: expected {event_type, event_id, payload, traceparent?, deliver_at? | delay?}; check ${fields}` };
+    return { index, code: 'invalid_request', detail: `event ${index}: expected {event_type, event_id, payload, traceparent?, flow_key?, deliver_at? | delay?}; check ${fields}` };
   }
-  const { event_type: eventType, event_id: eventId, payload, traceparent, deliver_at: deliverAt, delay } = parsed.data;
+  const { event_type: eventType, event_id: eventId, payload, traceparent, flow_key: flowKey, deliver_at: deliverAt, delay } = parsed.data;
   if (!Object.hasOwn(rules.routes, eventType)) return { index, code: 'event_type_unknown', detail: `event ${index}: unknown event type` };
   if (!rules.allowed.has(eventType)) return { index, code: 'event_type_forbidden', detail: `event ${index}: this producer may not publish ${eventType}` };
   if (!isValidEventId(eventId)) return { index, code: 'event_id_invalid', detail: `event ${index}: event_id must be 1..=256 printable ASCII characters without spaces` };
   if (traceparent !== undefined && !isValidTraceparent(traceparent)) return { index, code: 'traceparent_invalid', detail: `event ${index}: malformed traceparent` };
+  const flowKeyRefusal = flowKey === undefined ? undefined : flowKeyProblem(flowKey);
+  if (flowKeyRefusal !== undefined) return { index, code: 'flow_key_invalid', detail: `event ${index}: flow_key ${flowKeyRefusal}` };
   const bytes = decodePayload(payload);
   if (bytes === undefined) return { index, code: 'payload_invalid', detail: `event ${index}: {"base64": ...} must hold a valid base64 string` };
   const due = dueTimeOf(deliverAt, delay, rules);
   if ('code' in due) return { index, ...due, detail: `event ${index}: ${due.detail}` };
-  const event: PublishEvent = { eventType, eventId, payload: bytes, ...(traceparent === undefined ? {} : { traceparent }), ...due.schedule };
+  const event: PublishEvent = {
+    eventType,
+    eventId,
+    payload: bytes,
+    ...(traceparent === undefined ? {} : { traceparent }),
+    ...(flowKey === undefined ? {} : { flowKey }),
+    ...due.schedule,
+  };
   try {
     checkEvent(event, rules.transport);
   } catch (error) {

@@ -7,6 +7,7 @@
 import type { Context } from 'hono';
 import type { DeploymentRuntime } from '../deployment/runtime';
 import { isValidEventId } from '../entry/keys';
+import { flowKeyProblem } from '../publish/entry-fields';
 import type { PublishResult } from '../publish/publisher';
 import { isValidTraceparent } from '../telemetry/traceparent';
 import { checkBatch } from './batch';
@@ -44,6 +45,16 @@ function tooLarge(limit: number): Response {
   return problemResponse('body_too_large', `the body limit is ${limit} bytes`);
 }
 
+/**
+ * A header value reaches the handler as Latin-1 code units, whatever bytes the client sent: a
+ * UTF-8 key would arrive as other text. The header takes printable ASCII; any other key goes
+ * in a batch body's `flow_key`, where JSON carries it exactly.
+ */
+function flowKeyHeaderProblem(value: string): string | undefined {
+  if (!/^[\x20-\x7e]*$/.test(value)) return 'must be printable ASCII: send other keys as flow_key in a JSON batch';
+  return flowKeyProblem(value);
+}
+
 export function createHandlers(deps: HandlerDeps) {
   const { runtime, tokens } = deps;
   const routes = runtime.config.data.routes;
@@ -59,13 +70,16 @@ export function createHandlers(deps: HandlerDeps) {
     if (!isValidEventId(eventId)) return problemResponse('idempotency_key_invalid', 'must be 1..=256 printable ASCII characters without spaces');
     const traceparent = c.req.header('traceparent');
     if (traceparent !== undefined && !isValidTraceparent(traceparent)) return problemResponse('traceparent_invalid');
+    const flowKey = c.req.header('flow-key');
+    const flowKeyRefusal = flowKey === undefined ? undefined : flowKeyHeaderProblem(flowKey);
+    if (flowKeyRefusal !== undefined) return problemResponse('flow_key_invalid', `Flow-Key ${flowKeyRefusal}`);
     const publisher = runtime.publisherFor(auth.producer);
     const schedule = scheduleHeaders(c, publisher.config.maxDelayMs, deps.now());
     if (!schedule.ok) return scheduleProblem(schedule);
     const body = await readBoundedBody(c.req.raw, deps.bodyLimitBytes);
     if (!body.ok) return tooLarge(deps.bodyLimitBytes);
 
-    const event = { eventType, eventId, payload: body.bytes, ...(traceparent === undefined ? {} : { traceparent }) };
+    const event = { eventType, eventId, payload: body.bytes, ...(traceparent === undefined ? {} : { traceparent }), ...(flowKey === undefined ? {} : { flowKey }) };
     const result = await publisher.publish(event, schedule.schedule);
     await deps.afterPublish([result]);
     const answer = { event_id: result.eventId, stream: result.stream, entry_id: result.entryId, ...scheduledBody(result) };

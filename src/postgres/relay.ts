@@ -31,6 +31,7 @@
  * Redis does.
  */
 import { ConfigError, errorCode } from '../ground/errors';
+import { flowKeyProblem } from '../publish/entry-fields';
 import type { Publisher } from '../publish/publisher';
 import type { RedisPort } from '../redis/port';
 import { cancelScheduled } from '../schedule/cancel';
@@ -139,11 +140,19 @@ function stepsOf(rows: readonly OutboxRow[]): OutboxRow[][] {
   return steps;
 }
 
+/**
+ * A row's ordering key is also the published entry's flow key (SPEC §5.7: the key a consumer
+ * handles one entry at a time), when it can be one: a key enqueued before flow keys existed
+ * that is empty or longer than a flow key may be is published without it, never refused.
+ */
+const flowKeyOf = (row: OutboxRow) => (row.ordering_key !== null && flowKeyProblem(row.ordering_key) === undefined ? { flowKey: row.ordering_key } : {});
+
 const eventOf = (row: OutboxRow) => ({
   eventType: row.event_type,
   eventId: row.event_id,
   payload: row.payload,
   ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
+  ...flowKeyOf(row),
   ...(row.deliver_at_ms === null ? {} : { deliverAt: Number(row.deliver_at_ms) }),
 });
 

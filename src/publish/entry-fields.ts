@@ -9,7 +9,7 @@ import { signEntry } from '../auth/signature';
 import { Fields } from '../entry/entry';
 import { isValidEventId } from '../entry/keys';
 import type { RedisArg, Transport } from '../redis/port';
-import { isWellFormedUtf8 } from '../ground/text';
+import { decodeText, isWellFormedUtf8 } from '../ground/text';
 import type { PublishRoute } from './config';
 import { PublishError } from './errors';
 import { isValidTraceparent } from '../telemetry/traceparent';
@@ -28,6 +28,27 @@ export interface PublishEvent extends ScheduleOptions {
   readonly payload: Uint8Array | string;
   /** W3C traceparent, reaching the consumer's handler (and covered by the signature). */
   readonly traceparent?: string;
+  /**
+   * The key whose entries a consumer handles one at a time across its fleet (SPEC §5.7): a
+   * saga's instance id, an account, a tenant. Written as the entry's `flow_key` field, after
+   * the signed fields and outside the signature (a consumer that checks it does so against
+   * the signed payload). 1..=1024 UTF-8 bytes. Publish dedupe ignores it: a repeat of an
+   * event_id with another flow key is a duplicate, and the first append's key stands.
+   */
+  readonly flowKey?: string;
+}
+
+/** Most UTF-8 bytes of a flow key: a hash field and sorted-set member in Redis, never a key name. */
+export const MAX_FLOW_KEY_BYTES = 1024;
+
+/** Why this flow key cannot be published, or undefined when it can. */
+export function flowKeyProblem(flowKey: unknown): string | undefined {
+  if (typeof flowKey !== 'string') return 'must be a string';
+  const bytes = new TextEncoder().encode(flowKey);
+  // A lone surrogate has no UTF-8 bytes: it would reach Redis as U+FFFD, another key.
+  if (decodeText(bytes) !== flowKey) return 'must be well-formed Unicode (no lone surrogates)';
+  if (bytes.length === 0 || bytes.length > MAX_FLOW_KEY_BYTES) return `must be 1..=${MAX_FLOW_KEY_BYTES} UTF-8 bytes (got ${bytes.length})`;
+  return undefined;
 }
 
 export interface PreparedEntry {
@@ -68,12 +89,17 @@ export function checkEvent(event: PublishEvent, transport: Transport): void {
   if (event.traceparent !== undefined && !isValidTraceparent(event.traceparent)) {
     throw new PublishError('PUBLISH_EVENT_INVALID', `traceparent of ${event.eventId} is not a valid W3C traceparent`, { field: Fields.traceparent });
   }
+  const flowKey = event.flowKey === undefined ? undefined : flowKeyProblem(event.flowKey);
+  if (flowKey !== undefined) throw new PublishError('PUBLISH_EVENT_INVALID', `flow_key of ${event.eventId} ${flowKey}`, { field: Fields.flowKey });
 }
 
 export async function prepareEntry(route: PublishRoute, event: PublishEvent, hmac?: HmacEngine): Promise<PreparedEntry> {
   const payload = bytesOf(event.payload);
   const fields: RedisArg[] = [Fields.event, event.eventType, Fields.eventId, event.eventId, Fields.payload, payload];
   if (event.traceparent !== undefined) fields.push(Fields.traceparent, event.traceparent);
+  // After the signed fields, before key_id/sig: the digest of publish dedupe covers the first
+  // three pairs only, and a consumer that ignores the field reads the entry as before.
+  if (event.flowKey !== undefined) fields.push(Fields.flowKey, event.flowKey);
   if (route.auth.mode === 'hmac') {
     const sig = await signEntry(route.auth.key, {
       stream: route.stream,

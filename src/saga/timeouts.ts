@@ -23,6 +23,7 @@
  *   await cancelScheduled(port, resultsStream, stepTimeoutRef({ command, eventType, producer }).eventId);
  */
 import { isValidEventId } from '../entry/keys';
+import { flowKeyProblem } from '../publish/entry-fields';
 import { MAX_SCHEDULE_DELAY_MS } from '../schedule/due-time';
 import { IN_ENGLISH } from '../ground/zod-messages';
 import { resultEnvelopeSchema, type CommandEnvelope, type ResultEnvelope } from './envelopes';
@@ -67,6 +68,11 @@ export interface StepTimeoutRef {
 export interface StepTimeout extends StepTimeoutRef {
   /** The result envelope, JSON. */
   readonly payload: string;
+  /**
+   * The instance id as the entry's flow key (SPEC §5.7) when published directly; the outbox
+   * relay publishes the ordering key as the flow key. Absent for an id no flow key can hold.
+   */
+  readonly flowKey?: string;
   /** Due instant, ms since the epoch. */
   readonly deliverAt: number;
 }
@@ -152,7 +158,8 @@ export function stepTimeout(spec: StepTimeoutSpec): StepTimeout {
     const issue = parsed.error.issues[0]!;
     throw new SagaTimeoutError(`command.${issue.path.join('.')}`, issue.message);
   }
-  return { ...ref, payload: JSON.stringify(parsed.data), deliverAt: due };
+  const flowKey = flowKeyProblem(ref.orderingKey) === undefined ? { flowKey: ref.orderingKey } : {};
+  return { ...ref, payload: JSON.stringify(parsed.data), deliverAt: due, ...flowKey };
 }
 
 /**

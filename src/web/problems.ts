@@ -20,6 +20,8 @@ export const Problems = {
   /** A batch event's event_id is not 1..=256 printable ASCII without spaces. */
   event_id_invalid: { status: 400, title: 'event_id is not a valid event id' },
   traceparent_invalid: { status: 400, title: 'traceparent is not a valid W3C traceparent' },
+  /** `Flow-Key` (or a batch event's `flow_key`) is empty, too long, or not text a key can be. */
+  flow_key_invalid: { status: 400, title: 'Flow key is not usable' },
   /** A batch event's payload is neither a JSON value nor `{"base64": "<valid base64>"}`. */
   payload_invalid: { status: 400, title: 'Payload is not decodable' },
   /** The publisher refused the event (e.g. non-UTF-8 bytes over REST, a batch spanning Cluster slots). */

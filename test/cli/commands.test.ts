@@ -140,6 +140,7 @@ describe('saga-streams commands', () => {
       ['publish', 'thing.happened', '--payload', 'x'],
       ['publish', 'unknown.type', '--id', 'e', '--payload', 'x'],
       ['publish', 'thing.happened', '--id', 'has space', '--payload', 'x'],
+      ['publish', 'thing.happened', '--id', 'e-fk', '--payload', 'x', '--flow-key', ''],
     ];
     for (const argv of cases) {
       const { code, io } = await cli(...argv);
@@ -150,6 +151,13 @@ describe('saga-streams commands', () => {
     expect(json.json()).toEqual([{ error: { code: 'CLI_USAGE', message: expect.stringContaining('things') } }]);
     const missing = await runCli(['--config', '/nonexistent/saga.config.ts', 'backlog'], recordingIo(env()));
     expect(missing).toBe(2);
+  });
+
+  it('publishes --flow-key as the entry\'s flow_key field', async () => {
+    expect((await cli('publish', 'thing.happened', '--id', 'evt-flow', '--payload', '{}', '--flow-key', 'inst-7')).code).toBe(0);
+    const entries = await admin.xrange(fixture.stream, '-', '+');
+    const fields = entries.find(([, f]) => f.includes('evt-flow'))![1];
+    expect(fields.slice(0, 8)).toEqual(['event', 'thing.happened', 'event_id', 'evt-flow', 'payload', '{}', 'flow_key', 'inst-7']);
   });
 
   it('exits 1 when the command fails: no Redis URL, or a missing secret — naming the variable, never a value', async () => {

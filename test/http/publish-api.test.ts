@@ -94,6 +94,40 @@ describe.each(clientKinds)('publish API over $name', (kind) => {
     expect(wakeUps).toEqual([[streams.orders]]);
   });
 
+  it('carries a Flow-Key header, or a batch event\'s flow_key, as the entry\'s flow_key; refuses keys it cannot carry exactly', async () => {
+    const api = app();
+    expect((await api.request('/v1/events/order.placed', placed({ 'flow-key': 'order 42' }))).status).toBe(202);
+    const batch = (events: unknown[]): RequestInit => ({
+      method: 'POST',
+      headers: { ...bearer(SHOP_TOKEN), 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
+    const res = await api.request('/v1/events', batch([{ event_type: 'order.placed', event_id: 'evt-2', payload: 1, flow_key: 'Zürich ✓' }]));
+    expect(res.status).toBe(202);
+    const stored = await entries(admin, streams.orders);
+    expect(stored.map((e) => e.fields.flow_key)).toEqual(['order 42', 'Zürich ✓']);
+    expect(Object.keys(stored[0]!.fields)).toEqual(['event', 'event_id', 'payload', 'flow_key', 'key_id', 'sig']);
+
+    // A header value arrives as Latin-1 code units whatever bytes were sent: only ASCII is exact.
+    const latin = await problem(await api.request('/v1/events/order.placed', placed({ 'idempotency-key': 'evt-3', 'flow-key': 'Zürich' })), 400, 'flow_key_invalid');
+    expect(latin.detail).toMatch(/printable ASCII.*flow_key in a JSON batch/);
+    await problem(await api.request('/v1/events/order.placed', placed({ 'idempotency-key': 'evt-4', 'flow-key': '' })), 400, 'flow_key_invalid');
+    const refused = await problem(
+      await api.request('/v1/events', batch([
+        { event_type: 'order.placed', event_id: 'evt-5', payload: 1 },
+        { event_type: 'order.placed', event_id: 'evt-6', payload: 1, flow_key: 'k'.repeat(1025) },
+        { event_type: 'order.placed', event_id: 'evt-7', payload: 1, flow_key: 7 },
+      ])),
+      400,
+      'flow_key_invalid',
+    );
+    expect((refused.invalid_events as Array<{ index: number; code: string }>).map(({ index, code }) => [index, code])).toEqual([
+      [1, 'flow_key_invalid'],
+      [2, 'invalid_request'],
+    ]);
+    expect(await admin.xlen(streams.orders)).toBe(2);
+  });
+
   it('200 duplicate: the same Idempotency-Key and body inside the dedupe window appends nothing', async () => {
     const api = app();
     const first = (await (await api.request('/v1/events/order.placed', placed())).json()) as { entry_id: string };

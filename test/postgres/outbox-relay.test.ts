@@ -95,6 +95,15 @@ describe.each(databaseKinds)('outbox relay on $name', (kind) => {
     expect(await streamIds()).toHaveLength(3);
   });
 
+  it('publishes a row\'s ordering key as the entry\'s flow_key, and a key no flow key can hold without one, never refused', async () => {
+    const long = 'k'.repeat(1025);
+    await enqueueAll([event('f1', 'inst-1'), event('f2'), event('f3', long), event('f4', 'inst-1')]);
+    expect(await relayOutbox(db, tables, () => publisher())).toMatchObject({ published: 4, refused: 0 });
+    const flowKeys = (await admin.xrange(stream, '-', '+')).map(([, fields]) => (fields.includes('flow_key') ? fields[fields.indexOf('flow_key') + 1] : null));
+    expect(flowKeys).toEqual(['inst-1', null, null, 'inst-1']);
+    expect(await streamIds()).toEqual(['f1', 'f2', 'f3', 'f4']);
+  });
+
   it('publishes in passes of `batch` until drained, within the deadline', async () => {
     await enqueueAll(Array.from({ length: 25 }, (_, i) => event(`n${i}`, `k${i % 3}`)));
     const report = await relayOutbox(db, tables, () => publisher(), { batch: 10, deadline: Date.now() + 10_000 });

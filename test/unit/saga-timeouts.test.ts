@@ -55,6 +55,7 @@ describe('stepTimeout', () => {
       eventType: 'order.step-timeout',
       eventId: 'order-1:charge:execute:timeout',
       orderingKey: 'order-1',
+      flowKey: 'order-1',
       deliverAt: NOW + 30_000,
     });
     const envelope = resultEnvelopeSchema.parse(JSON.parse(timeout.payload));
@@ -74,6 +75,16 @@ describe('stepTimeout', () => {
     // The same command gives the same event every time: repeats are duplicates downstream.
     expect(stepTimeout(spec())).toEqual(timeout);
     expect(stepTimeoutRef(spec())).toEqual({ producer: 'orchestrator', eventType: 'order.step-timeout', eventId: timeout.eventId, orderingKey: 'order-1' });
+  });
+
+  it('carries the instance id as its flow key only when a flow key can hold it', () => {
+    // Every id the envelope admits (≤ 256 characters) fits a flow key's 1024 bytes; a lone
+    // surrogate has no UTF-8 bytes, so it would arrive as another key: left out, not refused.
+    const unpaired = 'order-\ud800';
+    const timeout = stepTimeout(spec({ command: { ...spec().command, command_id: 'order-x:charge:execute', instance_id: unpaired } }));
+    expect(timeout.orderingKey).toBe(unpaired);
+    expect(timeout).not.toHaveProperty('flowKey');
+    expect(stepTimeout(spec({ command: { ...spec().command, instance_id: '✓'.repeat(256) } })).flowKey).toBe('✓'.repeat(256));
   });
 
   it('takes an instant instead, a past one included (it fires at once), rounding fractions up', () => {
