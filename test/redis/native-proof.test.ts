@@ -5,9 +5,9 @@
  * XINFO must make the claim read through Lua (measured and cut) or refuse — never deliver past
  * its allowance, and never ack an entry no handler saw. Checked on what Redis sends back.
  */
-import { Redis as IORedis, type Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisProcess } from '../../local/redis-server';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisProcess } from '../../local/redis-server';
 import { parseConsumerConfig, type ConsumerConfig } from '../../src/consume/config';
 import { ensureGroup } from '../../src/consume/groups';
 import { sizeKeys } from '../../src/entry/size-keys';
@@ -16,7 +16,7 @@ import type { RedisPort } from '../../src/redis/port';
 import { inject } from 'vitest';
 import { ioredisKind } from '../support/clients';
 import { claimOnce, fastConfig } from '../support/poller';
-import { useRedisPerTest } from '../support/redis-suite';
+import { usePrivateRedis, useRedisPerTest } from '../support/redis-suite';
 import { append, pendingRows } from '../support/redis';
 
 const MiB = 1024 * 1024;
@@ -137,14 +137,7 @@ describe('a proven read through claim.lua (ioredis)', () => {
   let port: RedisPort;
   let stream: string;
   let tests = 0;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    admin = new IORedis(server.url);
-  });
-  afterAll(async () => {
-    admin.disconnect();
-    await server.stop();
-  });
+  usePrivateRedis((h) => ({ server, admin } = h));
   beforeEach(() => {
     stream = `proven:${(tests += 1)}`;
     port = connectIoredis(server.url);

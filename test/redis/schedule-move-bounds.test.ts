@@ -8,9 +8,9 @@
  *   from '$' would begin past the moved event and never see it;
  * - one claim moves about its byte allowance of large events, not the whole due backlog.
  */
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisProcess } from '../../local/redis-server';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { RedisProcess } from '../../local/redis-server';
 import { createPoller } from '../../src/consume/poller';
 import { Deferral } from '../../src/verdict/verdict';
 import { createPublisher } from '../../src/publish/publisher';
@@ -19,6 +19,7 @@ import type { RedisPort } from '../../src/redis/port';
 import { moveDueEvents } from '../../src/schedule/move';
 import { fastConfig, recordingProcessor } from '../support/poller';
 import { scheduleOf, untilRedisTime } from './schedule-fixtures';
+import { usePrivateRedis } from '../support/redis-suite';
 
 const AUTH = { mode: 'exclusive-stream', producer: 'shop' } as const;
 
@@ -28,9 +29,8 @@ describe('the move of due scheduled events, bounded (ioredis, private server)', 
   let port: RedisPort;
   let n = 0;
   const fresh = () => `bounds-${++n}`;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    admin = new Redis(server.url);
+  usePrivateRedis((h) => {
+    ({ server, admin } = h);
     port = connectIoredis(server.url);
   });
   afterEach(async () => {
@@ -38,8 +38,6 @@ describe('the move of due scheduled events, bounded (ioredis, private server)', 
   });
   afterAll(async () => {
     await port.close();
-    admin.disconnect();
-    await server.stop();
   });
 
   const schedule = (stream: string, eventId: string, delayMs: number, payload: string = eventId) =>

@@ -2,26 +2,20 @@
  * The EVALSHA → NOSCRIPT → EVAL fallback, on a private server so flushing its script cache
  * cannot disturb the round-trip counts of suites running in parallel.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisProcess } from '../../local/redis-server';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import type { RedisProcess } from '../../local/redis-server';
 import { ensureGroup } from '../../src/consume/groups';
 import { createPoller } from '../../src/consume/poller';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import { meterPort } from '../../src/redis/metered';
 import { fastConfig, recordingProcessor } from '../support/poller';
+import { usePrivateRedis } from '../support/redis-suite';
 
 describe('script cache flushed (ioredis, private server)', () => {
   let server: RedisProcess;
   let admin: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    admin = new Redis(server.url);
-  });
-  afterAll(async () => {
-    admin.disconnect();
-    await server.stop();
-  });
+  usePrivateRedis((h) => ({ server, admin } = h));
 
   it('keeps working after SCRIPT FLUSH, loading the scripts again', async () => {
     const port = meterPort(connectIoredis(server.url));

@@ -3,8 +3,9 @@
  * port of the client under test plus a unique stream name. `bind` hands them to the suite's
  * own variables.
  */
-import { Cluster, type Redis } from 'ioredis';
+import { Cluster, Redis as IORedis, type Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
+import { startRedisServer, type RedisProcess } from '../../local/redis-server';
 import { connectIoredisCluster } from '../../src/redis/ioredis-port';
 import type { RedisPort } from '../../src/redis/port';
 import type { ClientKind } from './clients';
@@ -31,6 +32,30 @@ export function useRedisPerTest(kind: ClientKind, bind: (handles: RedisHandles) 
   });
   afterEach(async () => {
     await port?.close();
+  });
+}
+
+export interface PrivateRedisHandles {
+  readonly server: RedisProcess;
+  readonly admin: Redis;
+}
+
+/**
+ * A redis-server of the suite's own, with an admin client, for suites that change server-wide
+ * state (SCRIPT FLUSH, maxmemory) or read server-wide counters (INFO commandstats counts every
+ * client's calls, and the shared server serves other files at the same time).
+ */
+export function usePrivateRedis(bind: (handles: PrivateRedisHandles) => void): void {
+  let server: RedisProcess | undefined;
+  let admin: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new IORedis(server.url);
+    bind({ server, admin });
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.stop();
   });
 }
 
