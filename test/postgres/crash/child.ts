@@ -6,7 +6,8 @@
  * the stream is drained: nothing pending, nothing unread.
  *
  * argv[2]: JSON ChildConfig. Prints `ready` once connected (the parent's kill timer starts
- * then, so kills land in the work rather than in module loading) and `drained` at the end.
+ * then, so kills land in the work rather than in module loading), `committed` after each
+ * commit (the parent may kill after a number of them) and `drained` at the end.
  */
 import { createPoller } from '../../../src/consume/poller';
 import { createProcessor, rawPayload } from '../../../src/consume/processor';
@@ -38,6 +39,8 @@ const poller = createPoller({
     const outcome = await inbox.handle(db, { consumer: CHAOS_CONSUMER, eventId }, async (tx) => {
       await tx.query(`UPDATE ${totals} SET applied = applied + 1, sum = sum + $1 WHERE id = 1`, [amount]);
     });
+    // One line per commit: the parent may kill this process after a number of them.
+    if (outcome === undefined) process.stdout.write('committed\n');
     if (outcome === 'duplicate') {
       // Statistics only, outside the inbox transaction: how many redeliveries were absorbed.
       await db.query(`UPDATE ${totals} SET duplicates = duplicates + 1 WHERE id = 1`);

@@ -29,6 +29,12 @@ export interface CrashRunOptions {
   readonly childDatabase: ChildConfig['database'];
   /** Random external kill delay after a child is ready, ms. */
   readonly killAfterMs: readonly [number, number];
+  /**
+   * A child is also killed once it has committed a random number of events in this range,
+   * whichever comes first: a fast child (PGlite on an idle machine drains 300 events in under
+   * the time range) still dies in its work instead of draining before its timer.
+   */
+  readonly killAfterCommits?: readonly [number, number];
   readonly selfKillProbability: number;
   /** After this many kills (external and self), children run undisturbed to the end. */
   readonly maxKills?: number;
@@ -53,14 +59,26 @@ export interface CrashRunReport {
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 
-function runChild(config: ChildConfig, killAfterMs: number): Promise<'drained' | 'killed' | 'failed'> {
+/** When the parent kills a child: `ms` after it is ready, or after its `commits`-th commit, whichever comes first. */
+interface KillPlan {
+  readonly ms: number;
+  readonly commits: number;
+}
+
+const between = ([min, max]: readonly [number, number]) => min + Math.random() * (max - min);
+
+function runChild(config: ChildConfig, kill: KillPlan): Promise<'drained' | 'killed' | 'failed'> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let timer: NodeJS.Timeout | undefined;
-  child.stdout.on('data', (chunk) => {
-    out += chunk;
-    if (timer === undefined && out.includes('ready')) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  let commits = 0;
+  child.stdout.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    out += text;
+    commits += text.split('committed\n').length - 1;
+    if (timer === undefined && out.includes('ready')) timer = setTimeout(() => child.kill('SIGKILL'), kill.ms);
+    if (commits >= kill.commits) child.kill('SIGKILL');
   });
   child.stderr.on('data', (chunk) => (err += chunk));
   return new Promise((resolve) => {
@@ -111,8 +129,8 @@ export async function runCrashTest(options: CrashRunOptions): Promise<CrashRunRe
   let children = 0;
   for (;;) {
     if (Date.now() - started > options.timeoutMs) throw new Error(`crash run not drained within ${options.timeoutMs} ms after ${children} children`);
-    const [min, max] = options.killAfterMs;
-    const outcome = kills < maxKills ? await runChild(config, min + Math.random() * (max - min)) : await runChild(calm, options.timeoutMs);
+    const kill = { ms: between(options.killAfterMs), commits: options.killAfterCommits ? Math.round(between(options.killAfterCommits)) : Number.POSITIVE_INFINITY };
+    const outcome = kills < maxKills ? await runChild(config, kill) : await runChild(calm, { ms: options.timeoutMs, commits: Number.POSITIVE_INFINITY });
     children += 1;
     if (outcome === 'failed') throw new Error('a crash-run child failed (see stderr)');
     if (outcome === 'drained') break;
