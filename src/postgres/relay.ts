@@ -31,7 +31,7 @@
  * Redis does.
  */
 import { ConfigError, errorCode } from '../ground/errors';
-import { flowKeyProblem } from '../publish/entry-fields';
+import { flowKeyIfUsable } from '../publish/entry-fields';
 import type { Publisher } from '../publish/publisher';
 import type { RedisPort } from '../redis/port';
 import { cancelScheduled } from '../schedule/cancel';
@@ -145,14 +145,12 @@ function stepsOf(rows: readonly OutboxRow[]): OutboxRow[][] {
  * handles one entry at a time), when it can be one: a key enqueued before flow keys existed
  * that is empty or longer than a flow key may be is published without it, never refused.
  */
-const flowKeyOf = (row: OutboxRow) => (row.ordering_key !== null && flowKeyProblem(row.ordering_key) === undefined ? { flowKey: row.ordering_key } : {});
-
 const eventOf = (row: OutboxRow) => ({
   eventType: row.event_type,
   eventId: row.event_id,
   payload: row.payload,
   ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
-  ...flowKeyOf(row),
+  ...flowKeyIfUsable(row.ordering_key),
   ...(row.deliver_at_ms === null ? {} : { deliverAt: Number(row.deliver_at_ms) }),
 });
 

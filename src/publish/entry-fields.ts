@@ -41,14 +41,25 @@ export interface PublishEvent extends ScheduleOptions {
 /** Most UTF-8 bytes of a flow key: a hash field and sorted-set member in Redis, never a key name. */
 export const MAX_FLOW_KEY_BYTES = 1024;
 
+const utf8 = new TextEncoder();
+
 /** Why this flow key cannot be published, or undefined when it can. */
 export function flowKeyProblem(flowKey: unknown): string | undefined {
   if (typeof flowKey !== 'string') return 'must be a string';
-  const bytes = new TextEncoder().encode(flowKey);
+  const bytes = utf8.encode(flowKey);
   // A lone surrogate has no UTF-8 bytes: it would reach Redis as U+FFFD, another key.
   if (decodeText(bytes) !== flowKey) return 'must be well-formed Unicode (no lone surrogates)';
   if (bytes.length === 0 || bytes.length > MAX_FLOW_KEY_BYTES) return `must be 1..=${MAX_FLOW_KEY_BYTES} UTF-8 bytes (got ${bytes.length})`;
   return undefined;
+}
+
+/**
+ * `{ flowKey: key }` when `key` can be a flow key, else `{}`: for writers whose key predates
+ * flow keys (an outbox ordering key, a saga instance id), which publish without one rather
+ * than refuse the event.
+ */
+export function flowKeyIfUsable(key: string | null | undefined): { readonly flowKey?: string } {
+  return typeof key === 'string' && flowKeyProblem(key) === undefined ? { flowKey: key } : {};
 }
 
 export interface PreparedEntry {

@@ -23,7 +23,7 @@
  *   await cancelScheduled(port, resultsStream, stepTimeoutRef({ command, eventType, producer }).eventId);
  */
 import { isValidEventId } from '../entry/keys';
-import { flowKeyProblem } from '../publish/entry-fields';
+import { flowKeyIfUsable } from '../publish/entry-fields';
 import { MAX_SCHEDULE_DELAY_MS } from '../schedule/due-time';
 import { IN_ENGLISH } from '../ground/zod-messages';
 import { resultEnvelopeSchema, type CommandEnvelope, type ResultEnvelope } from './envelopes';
@@ -158,8 +158,7 @@ export function stepTimeout(spec: StepTimeoutSpec): StepTimeout {
     const issue = parsed.error.issues[0]!;
     throw new SagaTimeoutError(`command.${issue.path.join('.')}`, issue.message);
   }
-  const flowKey = flowKeyProblem(ref.orderingKey) === undefined ? { flowKey: ref.orderingKey } : {};
-  return { ...ref, payload: JSON.stringify(parsed.data), deliverAt: due, ...flowKey };
+  return { ...ref, payload: JSON.stringify(parsed.data), deliverAt: due, ...flowKeyIfUsable(ref.orderingKey) };
 }
 
 /**
