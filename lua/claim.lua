@@ -78,6 +78,7 @@
   KEYS[6]  deferral hash of this group: entry id -> not-before, Redis ms (settle.lua writes it)
   KEYS[7]  the stream's schedule: due-time sorted set      } SPEC §5.6, lib/schedule-move.lua
   KEYS[8]  the stream's schedule: packed entries hash      }
+  KEYS[9]  flow leases of this group (lib/flow-lease.lua; touched only with a flow token)
   ARGV[1]  group
   ARGV[2]  consumer
   ARGV[3]  min idle, ms
@@ -93,9 +94,12 @@
   ARGV[12] retry max, ms (exponential)
   ARGV[13] retry jitter, 0..1
   ARGV[14] most scheduled events moved into the stream by this claim (0: no move)
+  ARGV[15] flow: the run's lease token ('' = no flow control: the steps below skip it all)
+  ARGV[16] flow: lease length, ms (the run's deadline + overrun, less the caller's now)
+  ARGV[17] flow: most runs that may hold one key at once (the limit)
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
-           fresh, cut, bytes, next_due, now, idle_before, moved }
+           fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
     deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
@@ -117,6 +121,20 @@
                      entry is due again at once (release.lua), its backoff having passed.
     moved            scheduled events this claim moved into the stream (they are read by the
                      fresh read of this same claim, or a later one)
+    parked           entries this claim took and parked because their flow key was busy
+    parked_fresh     of those, fresh ones (read, so the stream has moved past them)
+
+  Flow leases (SPEC §5.7, with a token only). Every entry taken above that names a flow key
+  (its last flow_key field) is admitted only under a lease on that key (lib/flow-lease.lua):
+  the run's own holder takes it (a run handles its entries of one key one at a time, by its
+  ordering key), or a new holder does while fewer than `limit` runs hold the key. An entry
+  that cannot be admitted is parked, never returned: put back in this consumer's PEL as if
+  never claimed (its delivery count before this claim, idle at least minIdle, so it is due
+  once nothing defers it), with a not-before at the earliest holder's expiry in the deferral
+  hash, and on the key's waiting list (woken by the settle that frees a slot). It is looked
+  at again when woken or when that lease ends: once per lease, never every round. Entries
+  without a key are admitted as before. A fresh read never goes native with flow on: the
+  entries must pass through here.
 
   Scheduled events (SPEC §5.6). Before anything else reads the stream, the due ones are moved
   into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
@@ -128,6 +146,7 @@
   head, SPEC §5.7).
 ]]
 -- #include lib/schedule-move.lua
+-- #include lib/flow-lease.lua
 local stream, cursor_key, sizes_key, large_key, gate_key, defer_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
 local reclaim_count = tonumber(ARGV[4])
@@ -135,6 +154,9 @@ local allowance = tonumber(ARGV[5])
 local alone = ARGV[6] == '1'
 local fresh_count = tonumber(ARGV[7])
 local fresh_mode = ARGV[8]
+local lease_key, flow_token = KEYS[9], ARGV[15] or ''
+-- Entries read natively never pass through this script: with flow on, every read is here.
+if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.
 local SMALL = 1024
 
@@ -491,4 +513,102 @@ if fresh_mode == 'lua' and fresh_via == 'none' and fresh_count > 0 then
   fresh_via = 'lua'
 end
 
-return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved }
+-- ---- 3. flow leases: admit each keyed entry under its key's lease, or park it (see the header)
+local parked, parked_fresh = 0, 0
+
+-- The flow key of each entry ('' = none): the last flow_key field, the value the client reads.
+local function flow_keys_of(entries)
+  local keys = {}
+  for i, entry in ipairs(entries) do
+    local fields, key = entry[2], ''
+    for f = 1, #fields - 1, 2 do
+      if fields[f] == 'flow_key' then key = fields[f + 1] end
+    end
+    keys[i] = key
+  end
+  return keys
+end
+
+if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
+  local now, expires, limit = redis_now(), redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
+  local reclaimed_keys, fresh_keys = flow_keys_of(reclaimed), flow_keys_of(fresh)
+  local states, touched = {}, {}
+  for _, keys in ipairs({ reclaimed_keys, fresh_keys }) do
+    for _, key in ipairs(keys) do
+      if key ~= '' and not states[key] then
+        states[key] = true
+        touched[#touched + 1] = key
+      end
+    end
+  end
+  for first = 1, #touched, HASH_CHUNK do
+    local last = math.min(first + HASH_CHUNK - 1, #touched)
+    local values = redis.call('HMGET', lease_key, unpack(touched, first, last))
+    for i = first, last do
+      local holders, waiting = flow_decode(values[i - first + 1])
+      states[touched[i]] = { holders = flow_live(holders, now, flow_token), waiting = waiting }
+    end
+  end
+  local not_before = {}
+  -- Admits `id` under `key`'s lease (true), or records why it waits and until when (false).
+  local function admit(id, key)
+    local state = states[key]
+    local mine = flow_holder_of(state.holders, flow_token)
+    if mine == nil and #state.holders < limit then
+      state.holders[#state.holders + 1] = { flow_token, expires }
+      mine = #state.holders
+    end
+    if mine ~= nil then
+      local holder = state.holders[mine]
+      if tonumber(holder[2]) < expires then holder[2] = expires end
+      if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
+      flow_drop_id(state.waiting, 1, id)
+      return true
+    end
+    local free_at
+    for _, holder in ipairs(state.holders) do
+      local at = tonumber(holder[2])
+      if free_at == nil or at < free_at then free_at = at end
+    end
+    not_before[#not_before + 1] = id
+    not_before[#not_before + 1] = string.format('%d', free_at)
+    if #state.waiting < FLOW_WAITING_MAX and not flow_lists_id(state.waiting, 1, id) then state.waiting[#state.waiting + 1] = id end
+    return false
+  end
+  local kept, kept_counts, kept_idles = {}, {}, {}
+  for i, entry in ipairs(reclaimed) do
+    local key = reclaimed_keys[i]
+    if key == '' or admit(entry[1], key) then
+      kept[#kept + 1], kept_counts[#kept_counts + 1], kept_idles[#kept_idles + 1] = entry, counts[i], idles[i]
+    else
+      -- As if never claimed: the count before this claim, due as soon as nothing defers it.
+      redis.call('XCLAIM', stream, group, consumer, 0, entry[1], 'IDLE', math.max(min_idle_ms, idles[i]), 'RETRYCOUNT', counts[i] - 1, 'JUSTID')
+      taken = taken - entry_bytes(entry)
+      parked = parked + 1
+    end
+  end
+  reclaimed, counts, idles = kept, kept_counts, kept_idles
+  local kept_fresh, parked_ids = {}, {}
+  for i, entry in ipairs(fresh) do
+    if fresh_keys[i] == '' or admit(entry[1], fresh_keys[i]) then
+      kept_fresh[#kept_fresh + 1] = entry
+    else
+      parked_ids[#parked_ids + 1] = entry[1]
+      taken = taken - entry_bytes(entry)
+    end
+  end
+  fresh, parked_fresh, parked = kept_fresh, #parked_ids, parked + #parked_ids
+  -- Fresh ones had no delivery before this claim: count 0, due once nothing defers them.
+  for first = 1, #parked_ids, HASH_CHUNK do
+    local put_back = { 'XCLAIM', stream, group, consumer, 0 }
+    for i = first, math.min(first + HASH_CHUNK - 1, #parked_ids) do put_back[#put_back + 1] = parked_ids[i] end
+    for _, word in ipairs({ 'IDLE', min_idle_ms, 'RETRYCOUNT', 0, 'JUSTID' }) do put_back[#put_back + 1] = word end
+    redis.call(unpack(put_back))
+  end
+  for first = 1, #not_before, 2 * HASH_CHUNK do
+    redis.call('HSET', defer_key, unpack(not_before, first, math.min(first + 2 * HASH_CHUNK - 1, #not_before)))
+  end
+  for _, key in ipairs(touched) do flow_store(lease_key, key, states[key].holders, states[key].waiting) end
+end
+
+return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved, parked, parked_fresh }

@@ -32,25 +32,39 @@
   crash before this script leaves no record: the entry comes back after its backoff, sooner
   than asked — a retry, never a loss.
 
+  Flow leases (SPEC §5.7, lib/flow-lease.lua), when the round returns any: each key's entries
+  leave this run's holder (a holder left with none goes, freeing its slot), and a freed slot
+  wakes as many of the key's waiting entries as there are free slots (their not-before goes,
+  so the next claim that reaches them takes them). A run whose holder is gone — its lease
+  ran out and the key moved on — changes nothing of the key: it counts lease_lost, and its
+  verdicts still apply (an ack is of committed work). Replayed, removing ids already gone
+  does nothing (a replay may count lease_lost once more).
+
   KEYS[1]     source stream
   KEYS[2]     dead-letter stream
   KEYS[3]     deferral hash of the group: entry id -> not-before, Redis ms
-  KEYS[4..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
+  KEYS[4]     flow leases of the group (read only when flow leases are returned)
+  KEYS[5..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
               (per group and entry, SPEC §3.4: a marker never hides another group's verdict
               or another entry that reuses an event id)
   ARGV[1]     group
   ARGV[2]     marker TTL, seconds
   ARGV[3]     n = number of ack ids, followed by the n ids
   then        m = number of deferrals, followed by m pairs: entry id, delay (ms)
+  then        f = number of flow keys returned; when f > 0: the run's token, the limit, then
+              per key: the key, n, and the n entry ids leaving the run's holder
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
-  Reply: { acked, dead_lettered, marker_hits, deferred }
+  Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, woken }
     acked          entries XACK reported as acknowledged (verdict ack)
     dead_lettered  DLT records written
     marker_hits    dead-letters whose marker already existed (replay: acked, no second record)
     deferred       deferral records written
+    lease_lost     flow keys whose holder of this run was gone
+    woken          waiting entries whose not-before this settle removed
 ]]
-local stream, dlt, defer_key = KEYS[1], KEYS[2], KEYS[3]
+-- #include lib/flow-lease.lua
+local stream, dlt, defer_key, lease_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local group, marker_ttl = ARGV[1], ARGV[2]
 local ack_count = tonumber(ARGV[3])
 
@@ -105,8 +119,39 @@ for _ = 1, deferrals do
   i = i + 2
 end
 
+local flow_keys = tonumber(ARGV[i])
+local lease_lost, woken = 0, 0
+i = i + 1
+if flow_keys > 0 then
+  local token, limit = ARGV[i], tonumber(ARGV[i + 1])
+  local now = tonumber(server_now_ms())
+  local wake = {}
+  i = i + 2
+  for _ = 1, flow_keys do
+    local key, n = ARGV[i], tonumber(ARGV[i + 1])
+    local first_id, last_id = i + 2, i + 1 + n
+    i = last_id + 1
+    local holders, waiting = flow_decode(redis.call('HGET', lease_key, key))
+    holders = flow_live(holders, now, token)
+    local mine = flow_holder_of(holders, token)
+    if mine == nil then
+      lease_lost = lease_lost + 1
+    else
+      local holder = holders[mine]
+      for j = first_id, last_id do flow_drop_id(holder, 3, ARGV[j]) end
+      if #holder <= 2 then table.remove(holders, mine) end
+      for _ = 1, math.min(limit - #holders, #waiting) do wake[#wake + 1] = table.remove(waiting, 1) end
+      flow_store(lease_key, key, holders, waiting)
+    end
+  end
+  woken = #wake
+  for first = 1, #wake, ACK_CHUNK do
+    redis.call('HDEL', defer_key, unpack(wake, first, math.min(first + ACK_CHUNK - 1, #wake)))
+  end
+end
+
 local written, hits = 0, 0
-local k = 4
+local k = 5
 while i <= #ARGV do
   local entry_id, event_id, reason, deliveries = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local marker = KEYS[k]
@@ -142,4 +187,4 @@ while i <= #ARGV do
   k = k + 1
 end
 
-return { acked, written, hits, deferred }
+return { acked, written, hits, deferred, lease_lost, woken }

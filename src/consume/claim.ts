@@ -39,6 +39,16 @@ export interface ClaimPlan {
   readonly read: FreshRead;
   /** Unique per claim (native reads): names the gate key that lets the read beside through. */
   readonly gate?: string;
+  /** Flow leases (SPEC §5.7): the run's token and how long its leases last; absent without config `flow`. */
+  readonly flow?: FlowLeasePlan;
+}
+
+export interface FlowLeasePlan {
+  /** Names the run's holder of every key it leases: unique across the runs of every process. */
+  readonly token: string;
+  /** How long a lease taken by this claim lasts on the Redis clock: the run's deadline + overrun, less now. */
+  readonly leaseMs: number;
+  readonly limit: number;
 }
 
 export interface ClaimResult {
@@ -67,6 +77,10 @@ export interface ClaimResult {
   readonly redisNow?: number;
   /** Due scheduled events the claim moved into the stream before reading it (SPEC §5.6). */
   readonly scheduledMoved?: number;
+  /** Entries the claim took and parked because their flow key was busy (never in `entries`). */
+  readonly flowParked?: number;
+  /** Of those, fresh ones: the read got that many more than `entries` shows. */
+  readonly flowParkedFresh?: number;
 }
 
 export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
@@ -82,7 +96,12 @@ export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
 
 /** A fresh read that came back short of what it asked for, and not for bytes: the group has nothing more unread. */
 export function readShort(claim: ClaimResult): boolean {
-  return !claim.cut && claim.entries.length - claim.reclaimed < claim.freshRequested;
+  return !claim.cut && freshRead(claim) < claim.freshRequested;
+}
+
+/** Fresh entries the claim read, those parked behind a busy flow key included. */
+export function freshRead(claim: ClaimResult): number {
+  return claim.entries.length - claim.reclaimed + (claim.flowParkedFresh ?? 0);
 }
 
 function gateKey(stream: string, gate: string | undefined): string {
@@ -97,12 +116,12 @@ function gateKey(stream: string, gate: string | undefined): string {
 export const SCHEDULED_MOVES_PER_CLAIM = 100;
 
 function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
-  const { stream, cursor, defer } = config.keys;
+  const { stream, cursor, defer, flowLease } = config.keys;
   const sizes = sizeKeys(stream);
   const schedule = scheduleKeys(stream);
   return {
     script: claimScript,
-    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries],
+    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries, flowLease],
     args: [
       config.group,
       config.consumer,
@@ -114,6 +133,9 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
       plan.read,
       ...retryArgs(config.retry),
       SCHEDULED_MOVES_PER_CLAIM,
+      plan.flow?.token ?? '',
+      Math.max(1, Math.floor(plan.flow?.leaseMs ?? 0)),
+      plan.flow?.limit ?? 0,
     ],
   };
 }
@@ -175,7 +197,7 @@ function readThroughGate(script: RedisReply | undefined): boolean {
  * its entries, if any, are in the script's reply.
  */
 function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
-  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved] = asArray(script, 'claim reply');
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh] = asArray(script, 'claim reply');
   const counts = asArray(countList, 'claim delivery counts');
   const idles = asArray(idleList, 'claim idle times');
   const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true).map(
@@ -199,6 +221,8 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     nextDueAt: optionalMs(nextDue, 'claim next due'),
     redisNow: optionalMs(now, 'claim clock'),
     scheduledMoved: asInteger(moved, 'claim scheduled moved'),
+    flowParked: asInteger(parked, 'claim flow parked'),
+    flowParkedFresh: asInteger(parkedFresh, 'claim flow parked fresh'),
   };
 }
 

@@ -23,6 +23,9 @@ import {
   type RetryPolicy,
 } from './retry';
 
+/** Most runs that may hold one flow key at once (config flow.limit). */
+export const MAX_FLOW_LIMIT = 64;
+
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
 /** Below this much handler time after the settle reserve, a run does not start (run.ts). */
@@ -51,6 +54,8 @@ export const consumerConfigSchema = z.strictObject({
       publishDedupePrefix: z.optional(keyName),
       /** Deferral not-before times of this group (SPEC §5.6); default `<stream>:defer:<group>`. */
       defer: z.optional(keyName),
+      /** Flow leases of this group (SPEC §5.7); default `<stream>:flow:lease:<group>`. */
+      flowLease: z.optional(keyName),
     }),
   ),
   /** Fresh entries read per round. */
@@ -74,7 +79,7 @@ export const consumerConfigSchema = z.strictObject({
    * How continuous mode waits between empty rounds: `block` = a read of one entry that blocks
    * (`XREADGROUP … COUNT 1 BLOCK`, TCP only, on the port's blocking connection: an entry
    * appended meanwhile comes back in the reply that wakes the run), `sleep` = plain timer.
-   * Default: block on TCP, sleep on REST.
+   * Default: block on TCP, sleep on REST and with `flow` (whose leases a blocking read would pass).
    */
   wait: z.optional(z.enum(['block', 'sleep'])),
   /** Reclaim cadence (SPEC §5.1): XAUTOCLAIM runs at least every this many rounds while fresh entries fill them. */
@@ -95,6 +100,18 @@ export const consumerConfigSchema = z.strictObject({
    * never undone. Refused over REST, and on a server without WAITAOF when it is involved.
    */
   durability: z.optional(durabilitySchema),
+  /**
+   * Flow control across the fleet (SPEC §5.7): an entry whose `flow_key` field names a key is
+   * handled only under a lease on that key, held by at most `limit` runs of the group at once
+   * (each run handles its entries of one key one at a time), so no more than `limit` handlers
+   * of one key are ever in flight. An entry whose key is busy is parked, never handled or
+   * acked, and comes back when a slot frees. Entries without the field flow as before.
+   */
+  flow: z.optional(
+    z.strictObject({
+      limit: z._default(z.int().check(z.minimum(1), z.maximum(MAX_FLOW_LIMIT)), 1),
+    }),
+  ),
   /**
    * Retry backoff (SPEC §5.6): a retained entry is reclaimed no earlier than this wait after
    * its last delivery (retry.ts). Default: exponential from minIdleMs, ×2, up to 15 min.
@@ -179,6 +196,12 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
     });
   }
   problems.push(...hashTagProblems(config.keys, config.keyTag), ...retryProblems(config));
+  if (config.flow !== undefined && config.wait === 'block') {
+    problems.push({
+      path: 'wait',
+      message: 'must be "sleep" with flow: a blocking read delivers an entry past the claim that takes its flow lease (leave it unset)',
+    });
+  }
   if (config.durability !== undefined && durabilityWaitMs(config.durability) >= config.settleReserveMs) {
     problems.push({
       path: 'durability.timeoutMs',
@@ -214,6 +237,7 @@ const KEY_FIELDS: Array<[keyof StreamKeys, string]> = [
   ['cursor', 'keys.cursor'],
   ['publishDedupePrefix', 'keys.publishDedupePrefix'],
   ['defer', 'keys.defer'],
+  ['flowLease', 'keys.flowLease'],
 ];
 
 /** With a key tag configured, every key must hash on exactly `{tag}` (SPEC §3.4). */
@@ -245,6 +269,6 @@ export function parseConsumerConfig(input: unknown): ConsumerConfig {
 /** The same config read by another consumer name (e.g. a per-run name from a request id). */
 export function withConsumerName(config: ConsumerConfig, consumer: string): ConsumerConfig {
   const { keys, ...rest } = config;
-  const overrides = { dlt: keys.dlt, markerPrefix: keys.markerPrefix, cursor: keys.cursor, publishDedupePrefix: keys.publishDedupePrefix, defer: keys.defer };
+  const overrides = { dlt: keys.dlt, markerPrefix: keys.markerPrefix, cursor: keys.cursor, publishDedupePrefix: keys.publishDedupePrefix, defer: keys.defer, flowLease: keys.flowLease };
   return parseConsumerConfig({ ...rest, consumer, keys: overrides });
 }

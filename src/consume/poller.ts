@@ -14,6 +14,7 @@ import { checkDurabilitySupport, durabilityTransportProblems } from '../redis/du
 import { processRunMemory, type RunMemory } from './run-memory';
 import { runPoller, type RunOptions } from './run';
 import type { RunReport } from './report';
+import { flowOrderingKey } from './flow-lease';
 
 export interface PollerOptions {
   readonly port: RedisPort;
@@ -47,6 +48,20 @@ export function assertDurabilityTransport(config: ConsumerConfig, port: RedisPor
   if (problems.length > 0) throw new ConfigError('consumer config', problems);
 }
 
+/**
+ * With flow leases a run handles its entries of one flow key one at a time (the lease admits
+ * a run, not a handler): the flow key is the ordering key, and a second one is refused.
+ */
+function orderingKeyFor(config: ConsumerConfig, orderingKey: PollerOptions['orderingKey']): PollerOptions['orderingKey'] {
+  if (config.flow === undefined) return orderingKey;
+  if (orderingKey !== undefined) {
+    throw new ConfigError('consumer config', [
+      { path: 'orderingKey', message: 'must be left unset with flow: the flow key orders a run\'s entries (one handler per key and run)' },
+    ]);
+  }
+  return flowOrderingKey;
+}
+
 export function createPoller(options: PollerOptions): Poller {
   const config = parseConsumerConfig(options.config);
   if (options.port.cluster) assertSingleSlot(config.keys);
@@ -58,7 +73,7 @@ export function createPoller(options: PollerOptions): Poller {
     port: options.port,
     config,
     process: options.process,
-    orderingKey: options.orderingKey,
+    orderingKey: orderingKeyFor(config, options.orderingKey),
     now: options.now ?? Date.now,
     memory: options.memory ?? processRunMemory,
   };

@@ -29,6 +29,13 @@ export interface RoundReport {
   readonly deletedPending: number;
   /** Due scheduled events the run's claims moved into the stream (SPEC §5.6). */
   readonly scheduledMoved: number;
+  /**
+   * Entries a claim took and parked, unhandled, because their flow key was leased to as many
+   * other runs as its limit allows (SPEC §5.7): pending, back when a slot frees.
+   */
+  readonly flowParked: number;
+  /** Flow keys whose lease this run had lost by the time it gave them back (it outlived its lease): an alarm. */
+  readonly flowLeaseLost: number;
   /** Dead-letters for failed origin checks (subset of deadLettered). */
   readonly authRejected: number;
   readonly handled: number;
@@ -68,6 +75,8 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   cursorResets: 0,
   deletedPending: 0,
   scheduledMoved: 0,
+  flowParked: 0,
+  flowLeaseLost: 0,
   authRejected: 0,
   handled: 0,
   handlerMicrosSum: 0,
@@ -90,6 +99,8 @@ export const COUNTERS = [
   'cursorResets',
   'deletedPending',
   'scheduledMoved',
+  'flowParked',
+  'flowLeaseLost',
   'authRejected',
   'handled',
   'handlerMicrosSum',

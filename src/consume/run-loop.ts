@@ -33,7 +33,7 @@
  * The byte budget is enforced by claim.lua: each claim carries the bytes the run may still
  * hold (maxRoundBytes less the batch in hand), and the reply never exceeds them.
  */
-import { NOTHING_CLAIMED, readShort, waitCommand, waitedEntries, type ClaimPlan, type ClaimResult, type FreshRead } from './claim';
+import { freshRead, NOTHING_CLAIMED, readShort, waitCommand, waitedEntries, type ClaimPlan, type ClaimResult, type FreshRead } from './claim';
 import type { ConsumerConfig } from './config';
 import type { StreamEntry } from '../entry/entry';
 import { EntryFields } from '../entry/entry-fields';
@@ -53,6 +53,7 @@ import type { RunOptions } from './run-options';
 import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
 import { sleep } from './wait';
 import { isPromiseLike } from '../ground/maybe-promise';
+import { RunLeases } from './flow-lease';
 
 /**
  * The last exchange of a run ends by deadline + this (I6: a run ends by deadline + 1 s, and
@@ -107,6 +108,8 @@ export class RunLoop {
   /** Names this run's one-claim gate keys (claim.ts): unique across the runs of every process. */
   readonly #gatePrefix = randomToken();
   #gates = 0;
+  /** With config `flow`: the keys this run leases and the entries it holds under them (flow-lease.ts). */
+  readonly #leases: RunLeases | undefined;
 
   // ---- what the stop path needs (see the header)
   #carried: Unsettled | undefined;
@@ -143,6 +146,7 @@ export class RunLoop {
     this.#port = boundByDeadline(this.#metered, deadline + DEADLINE_OVERRUN_MS, deps.now);
     this.#sizer = new RoundSizer(deps.config, deps.memory.recall(deps.config.keys.stream, deps.config.group));
     this.#cadence = new ReclaimCadence(deps.config.reclaimEveryRounds);
+    this.#leases = deps.config.flow === undefined ? undefined : new RunLeases(randomToken(), deps.config.flow.limit);
   }
 
   async run(): Promise<RunReport> {
@@ -201,7 +205,7 @@ export class RunLoop {
     this.#decidedRounds += 1;
     const current: Unsettled = {
       tally: roundReport(decided, NOTHING_SETTLED, claim, 0, 0),
-      settle: settleCall(this.#config, decided.decisions),
+      settle: settleCall(this.#config, decided.decisions, this.#leases?.returnedBy(decided.decisions, decided.handedOver)),
       startedAt,
       unstarted: decided.unstarted,
     };
@@ -309,7 +313,8 @@ export class RunLoop {
 
   /** Continuous mode waits on a blocking read over TCP (config `wait`, default `block`). */
   #waitsInRead(): boolean {
-    const strategy = this.#config.wait ?? (this.#metered.transport === 'tcp' ? 'block' : 'sleep');
+    // A blocking read delivers past the claim script, where flow leases are taken (config.ts refuses `block` with flow).
+    const strategy = this.#config.wait ?? (this.#metered.transport === 'tcp' && this.#leases === undefined ? 'block' : 'sleep');
     return strategy === 'block' && this.#metered.transport === 'tcp';
   }
 
@@ -322,8 +327,8 @@ export class RunLoop {
   }
 
   #drained(claim: ClaimResult): boolean {
-    const fresh = claim.entries.length - claim.reclaimed;
-    return this.#options.mode === 'drain' && fresh === 0 && !claim.cut && claim.nextCursor === '0-0';
+    // Entries parked behind a busy flow key were read: more may follow them.
+    return this.#options.mode === 'drain' && freshRead(claim) === 0 && !claim.cut && claim.nextCursor === '0-0';
   }
 
   // ---- claims
@@ -354,9 +359,13 @@ export class RunLoop {
     return { allowance: this.#config.maxRoundBytes, alone: true, freshCap: room, reclaimCap: this.#heldEntries.size > 0 ? room : undefined, read };
   }
 
-  /** How fresh entries are read: through claim.lua over REST and until the script is loaded, natively (proven inside MULTI) over TCP. */
+  /**
+   * How fresh entries are read: through claim.lua over REST and until the script is loaded,
+   * natively (proven inside MULTI) over TCP — never with flow leases, which the script takes
+   * for each entry it returns.
+   */
   #freshRead(): FreshRead {
-    return this.#metered.transport === 'tcp' && this.#scriptLoaded ? 'native' : 'lua';
+    return this.#metered.transport === 'tcp' && this.#scriptLoaded && this.#leases === undefined ? 'native' : 'lua';
   }
 
   /** The next claim, sized by time after `ahead` entries still to handle; undefined once the run stops. */
@@ -364,8 +373,12 @@ export class RunLoop {
     if (this.#stopping()) return undefined;
     const reclaim = this.#cadence.due();
     const gate = room.read === 'native' ? `${this.#gatePrefix}${(this.#gates += 1).toString(36)}` : undefined;
-    const plan = this.#sizer.plan(this.#settleBy - this.#deps.now(), reclaim, ahead, { ...room, gate });
-    return plan === undefined ? undefined : { plan, reclaim: plan.reclaim > 0 ? reclaim : undefined };
+    const now = this.#deps.now();
+    const plan = this.#sizer.plan(this.#settleBy - now, reclaim, ahead, { ...room, gate });
+    if (plan === undefined) return undefined;
+    // A lease ends when this run's last exchange may still be out: the deadline + overrun (Redis clock, as a duration).
+    const flow = this.#leases?.plan(this.#deadline + DEADLINE_OVERRUN_MS, now);
+    return { plan: flow === undefined ? plan : { ...plan, flow }, reclaim: plan.reclaim > 0 ? reclaim : undefined };
   }
 
   /**
@@ -382,6 +395,7 @@ export class RunLoop {
       this.#nextDueAt = earliest(this.#nextDueAt, claim.nextDueAt);
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
+      this.#leases?.admitted(claim.entries);
       return { claim, claimedAt: this.#deps.now() };
     }
     this.#taken.push(...outcome.taken);
@@ -430,8 +444,11 @@ export class RunLoop {
     for (const entry of ahead.held) held.push(heldEntry(entry, this.#ahead!.claimedAt));
     for (const entry of taken.held) held.push(heldEntry(entry, now));
     const toRelease = [...rounds.flatMap((round) => round.unstarted), ...ahead.unstarted, ...taken.unstarted];
+    // The leases of entries no round decided go back after the rounds' settles (last, so the slots below stay the rounds').
+    const unseen = this.#leases?.returnedUnseen([...(this.#ahead?.claim.entries ?? []), ...this.#taken]);
+    const leaseSettle = unseen === undefined ? [] : [settleCall(this.#config, [], unseen)!];
     const request: ExchangeRequest = {
-      settles: rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])),
+      settles: [...rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])), ...leaseSettle],
       release: releaseCall(this.#config, toRelease),
       hold: holdCall(this.#config, held, now),
     };
@@ -447,6 +464,10 @@ export class RunLoop {
       // No round to carry them (the run stopped before or right after deciding one): count them on the run.
       const total = this.#total;
       this.#total = withClaim({ ...total, released: total.released + outcome.released, held: total.held + outcome.held }, this.#ahead?.claim);
+    }
+    if (leaseSettle.length > 0) {
+      const lost = outcome.settled[slot]?.leaseLost ?? 0;
+      this.#total = { ...this.#total, flowLeaseLost: this.#total.flowLeaseLost + lost };
     }
     this.#deps.memory.remember(this.#config.keys.stream, this.#config.group, this.#sizer.observed());
     const report = this.#report();
@@ -477,6 +498,7 @@ export class RunLoop {
         deadLettered: settled.deadLetterRecords,
         markerHits: settled.markerHits,
         settledUnconfirmed: settled.unconfirmed,
+        flowLeaseLost: settled.leaseLost ?? 0,
         released: last?.released ?? 0,
         held: last?.held ?? 0,
         roundTrips: this.#metered.roundTrips - this.#reportedRoundTrips,

@@ -11,6 +11,7 @@ import type { RedisArg, RedisPort, RedisReply } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';
 import { runScript, type ScriptCall } from '../redis/script';
 import { isValidRetryAfter, type Verdict } from '../verdict/verdict';
+import { leaseReturnArgs, type LeaseReturn } from './flow-lease';
 
 export interface Decision {
   readonly entry: StreamEntry;
@@ -29,6 +30,10 @@ export interface SettleResult {
   readonly unconfirmed: number;
   /** Deferral not-before times written (retained entries whose handler asked for a delay). */
   readonly deferred?: number;
+  /** Flow keys whose lease this run had lost when it returned them (SPEC §5.7): the key had moved on. */
+  readonly leaseLost?: number;
+  /** Entries parked behind a flow key that this settle woke by freeing a slot. */
+  readonly woken?: number;
 }
 
 export const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0, unconfirmed: 0 };
@@ -54,9 +59,12 @@ export async function settleDecisions(
 // ---- Split for pipelining (run loop, H3): the call and its reply decoding, so a run can send
 // the settle in the same round trip as its next claim or its release.
 
-/** The settle.lua call for these decisions, or undefined when every verdict is `retain`. */
-export function settleCall(config: ConsumerConfig, decisions: readonly Decision[]): ScriptCall | undefined {
-  if (!needsSettling(decisions)) return undefined;
+/**
+ * The settle.lua call for these decisions and flow leases, or undefined when every verdict is
+ * `retain` and no lease is returned.
+ */
+export function settleCall(config: ConsumerConfig, decisions: readonly Decision[], leases?: LeaseReturn): ScriptCall | undefined {
+  if (!needsSettling(decisions) && leases === undefined) return undefined;
   const ackIds: string[] = [];
   const markers: string[] = [];
   const deadLetterArgs: RedisArg[] = [];
@@ -73,20 +81,22 @@ export function settleCall(config: ConsumerConfig, decisions: readonly Decision[
   }
   return {
     script: settleScript,
-    keys: [config.keys.stream, config.keys.dlt, config.keys.defer, ...markers],
-    args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, deferralArgs.length / 2, ...deferralArgs, ...deadLetterArgs],
+    keys: [config.keys.stream, config.keys.dlt, config.keys.defer, config.keys.flowLease, ...markers],
+    args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, deferralArgs.length / 2, ...deferralArgs, ...leaseReturnArgs(leases), ...deadLetterArgs],
   };
 }
 
 export function settleResultOf(reply: RedisReply | undefined): SettleResult {
   if (reply === undefined) return NOTHING_SETTLED;
-  const [acked, records, hits, deferred] = asArray(reply, 'settle reply');
+  const [acked, records, hits, deferred, leaseLost, woken] = asArray(reply, 'settle reply');
   return {
     acked: asInteger(acked, 'settle acked'),
     deadLetterRecords: asInteger(records, 'settle records'),
     markerHits: asInteger(hits, 'settle marker hits'),
     unconfirmed: 0,
     deferred: asInteger(deferred, 'settle deferred'),
+    leaseLost: asInteger(leaseLost, 'settle lease lost'),
+    woken: asInteger(woken, 'settle woken'),
   };
 }
 

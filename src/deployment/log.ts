@@ -62,7 +62,7 @@ export function runLogLine(result: JobReport, options: LogOptions): string {
   return formatLogLine({
     // Deleted-pending entries and handler contract errors are bugs or data loss to look at; an
     // unconfirmed settle durability, replicas or an AOF that did not keep up.
-    level: report.deletedPending > 0 || report.handlerContractErrors > 0 || report.settledUnconfirmed > 0 ? 'warn' : 'info',
+    level: report.deletedPending > 0 || report.handlerContractErrors > 0 || report.settledUnconfirmed > 0 || report.flowLeaseLost > 0 ? 'warn' : 'info',
     msg: 'poll run',
     deployment,
     job: 'poll',

@@ -103,8 +103,8 @@ export function isIdleRun(run: RunRecord): boolean {
 const RECORDED = ['acked', 'deadLettered', 'retained', 'handled', 'reclaimed', 'scheduledMoved', 'rounds', 'durationMs', 'stoppedForDeadline'] as const;
 
 export function pollRunRecord(target: PollTarget, report: RunReport, t: number): RunRecord {
-  // The level of the run's log line (deployment/log.ts): deleted pending entries and contract errors warn.
-  const level = report.deletedPending > 0 || report.handlerContractErrors > 0 ? 'warn' : 'info';
+  // The level of the run's log line (deployment/log.ts): deleted pending entries, contract errors and lost flow leases warn.
+  const level = report.deletedPending > 0 || report.handlerContractErrors > 0 || report.flowLeaseLost > 0 ? 'warn' : 'info';
   const record: Record<string, unknown> = { t, job: 'poll', level, consumer: target.consumer };
   for (const field of RECORDED) record[field] = report[field];
   return record as unknown as RunRecord;

@@ -24,6 +24,8 @@ export interface StreamKeys {
   readonly publishDedupePrefix: string;
   /** Hash of one group's deferral not-before times (SPEC §5.6): entry id → Redis ms. */
   readonly defer: string;
+  /** Hash of one group's flow leases (SPEC §5.7, lua/lib/flow-lease.lua): flow key → holders and waiting entries. */
+  readonly flowLease: string;
 }
 
 export interface StreamKeyOverrides {
@@ -32,6 +34,7 @@ export interface StreamKeyOverrides {
   readonly cursor?: string;
   readonly publishDedupePrefix?: string;
   readonly defer?: string;
+  readonly flowLease?: string;
 }
 
 export function deriveStreamKeys(stream: string, group: string, overrides: StreamKeyOverrides = {}): StreamKeys {
@@ -42,6 +45,7 @@ export function deriveStreamKeys(stream: string, group: string, overrides: Strea
     cursor: overrides.cursor ?? `${stream}:cursor:${group}`,
     publishDedupePrefix: overrides.publishDedupePrefix ?? `${stream}:pub:`,
     defer: overrides.defer ?? `${stream}:defer:${group}`,
+    flowLease: overrides.flowLease ?? `${stream}:flow:lease:${group}`,
   };
 }
 
@@ -102,6 +106,7 @@ export function derivedKeyProblems(stream: string, group: string, overrides: Str
   problems.push(...derivedDltProblems(stream, overrides), ...sizeKeyProblems(stream));
   if (overrides.cursor === undefined) perGroup('derived cursor key (<stream>:cursor:<group>)', keys.cursor, `${stream}:cursor:`, 'stream');
   if (overrides.defer === undefined) perGroup('derived deferral key (<stream>:defer:<group>)', keys.defer, `${stream}:defer:`, 'stream');
+  if (overrides.flowLease === undefined) perGroup('derived flow lease key (<stream>:flow:lease:<group>)', keys.flowLease, `${stream}:flow:lease:`, 'stream');
   perGroup(
     'longest marker key (<markerPrefix><group>:<entry id>)',
     markerKeyFor(keys, group, LONGEST_ENTRY_ID),

@@ -51,7 +51,8 @@ export function buildSagaPoller<E>(
     port: options.port,
     config,
     process: processorFor(config.keys.stream, checked.auth),
-    orderingKey: options.orderingKey ?? (config.concurrency > 1 ? instanceOrderingKey : undefined),
+    // With flow leases the flow key orders a run's entries (poller.ts).
+    orderingKey: options.orderingKey ?? (config.concurrency > 1 && config.flow === undefined ? instanceOrderingKey : undefined),
     now: options.now,
   });
 }

@@ -1,7 +1,7 @@
 /**
  * Bundle budgets (sizes are deterministic, unlike times), measured on esbuild's output the
- * way wrangler and the CDK construct bundle: the Worker ≤ 100 KiB gzip, the Lambda poll
- * function ≤ 106 KiB gzip (issue 14 asks ≤ 110; issue 25 ≤ 60, out of reach with ioredis: its
+ * way wrangler and the CDK construct bundle: the Worker ≤ 102 KiB gzip, the Lambda poll
+ * function ≤ 109 KiB gzip (issue 14 asks ≤ 110; issue 25 ≤ 60, out of reach with ioredis: its
  * own bundle is 43 KiB gzip). Before zod namespace imports, lazy clients and a
  * lazy SQS SDK they were 143 and 188 KiB (every zod locale shipped; @upstash/redis in TCP
  * Lambdas); with classic zod's methods (`import * as z from 'zod'`) 76.8 and 114.1 KiB, with
@@ -15,7 +15,9 @@ import { describe, expect, it } from 'vitest';
 import { bundleAliases } from '../../infra/aws/handler-file';
 
 const KIB = 1024;
-const WORKER_BUDGET = 100 * KIB;
+// 102: flow leases (issue 27 slice 1: lua/lib/flow-lease.lua in claim.lua and settle.lua, the run's
+// lease bookkeeping) took the Worker from 97.6 to 100.1 KiB.
+const WORKER_BUDGET = 102 * KIB;
 // 105: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
 // took the poll function to 97.7 KiB. 105 leaves room for features, under the issue's 110.
@@ -23,7 +25,9 @@ const WORKER_BUDGET = 100 * KIB;
 // of ioredis's `debug` to a stub (infra/aws/handler-file.ts) took 4.8 KiB off. 106: publish
 // dedupe reading the schedule and a claim that keeps a new group countable took it to 105.04
 // KiB after the shipped Lua lost its indentation (−0.26 KiB); still under the issue's 110.
-const LAMBDA_POLL_BUDGET = 106 * KIB;
+// 109: flow leases took it from 105.4 to 107.8 KiB (+1.6 KiB of Lua, +0.8 of TypeScript), in
+// every poll function since the saga consumers will default to them; still under the issue's 110.
+const LAMBDA_POLL_BUDGET = 109 * KIB;
 /** Classic zod: its schema methods reference its whole API, which no bundler can drop. Library code uses zod/mini. */
 const CLASSIC_ZOD = /node_modules\/zod\/v4\/classic\//;
 

@@ -1,5 +1,5 @@
 /** Small builders shared by the round suites: a fast config and handlers with known behaviour. */
-import type { ClaimResult, FreshRead } from '../../src/consume/claim';
+import type { ClaimResult, FlowLeasePlan, FreshRead } from '../../src/consume/claim';
 import type { ConsumerConfig, ConsumerConfigInput } from '../../src/consume/config';
 import { exchange } from '../../src/consume/exchange';
 import type { RedisPort } from '../../src/redis/port';
@@ -52,7 +52,7 @@ export const decideOptions = (over: object = {}) => ({
 export async function claimOnce(
   port: RedisPort,
   config: ConsumerConfig,
-  plan: { fresh: number; reclaim: number; read?: FreshRead; allowance?: number; alone?: boolean },
+  plan: { fresh: number; reclaim: number; read?: FreshRead; allowance?: number; alone?: boolean; flow?: FlowLeasePlan },
 ): Promise<ClaimResult> {
   const outcome = await exchange(port, config, {
     claim: { allowance: config.maxRoundBytes, alone: true, read: 'lua', gate: `test.${Math.random().toString(36).slice(2)}`, ...plan },

@@ -25,6 +25,7 @@ describe('consumer config', () => {
       cursor: 'orders:cursor:g',
       publishDedupePrefix: 'orders:pub:',
       defer: 'orders:defer:g',
+      flowLease: 'orders:flow:lease:g',
     });
     expect(config.reclaimBatch).toBe(config.batch);
     expect(Object.isFrozen(config)).toBe(true);
@@ -132,6 +133,22 @@ describe('consumer config', () => {
     });
   });
 
+  describe('flow leases (SPEC §5.7)', () => {
+    it('defaults the limit to 1 and bounds it to 1..=64', () => {
+      expect(parseConsumerConfig({ ...valid, flow: {} }).flow).toEqual({ limit: 1 });
+      expect(parseConsumerConfig({ ...valid, flow: { limit: 64 } }).flow).toEqual({ limit: 64 });
+      expect(problemsFor({ ...valid, flow: { limit: 0 } })).toEqual([expect.stringMatching(/^flow\.limit: /)]);
+      expect(problemsFor({ ...valid, flow: { limit: 65 } })).toEqual([expect.stringMatching(/^flow\.limit: /)]);
+      expect(problemsFor({ ...valid, flow: { limit: 2, order: 'strict' } })).toEqual([expect.stringMatching(/^flow: .*order/)]);
+    });
+
+    it('refuses a blocking wait, which would deliver an entry past the claim that leases its key', () => {
+      expect(problemsFor({ ...valid, flow: {}, wait: 'block' })).toEqual([expect.stringMatching(/^wait: must be "sleep" with flow/)]);
+      expect(() => parseConsumerConfig({ ...valid, flow: {}, wait: 'sleep' })).not.toThrow();
+      expect(() => parseConsumerConfig({ ...valid, wait: 'block' })).not.toThrow();
+    });
+  });
+
   describe('retry backoff (SPEC §5.6)', () => {
     it('defaults to exponential from minIdleMs, ×2, up to 15 min, jitter 0.2', () => {
       expect(parseConsumerConfig(valid).retry).toEqual({ backoff: 'exponential', baseMs: 120_000, factor: 2, maxMs: 900_000, jitter: 0.2 });
@@ -194,8 +211,20 @@ describe('consumer config', () => {
       const keys = { cursor: 'c', markerPrefix: 'm:' };
       expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(100), group: 'g'.repeat(128), keys })).not.toThrow();
       const problems = problemsFor({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys });
-      expect(problems).toEqual([expect.stringMatching(/^group: makes the derived deferral key \(<stream>:defer:<group>\) 263 bytes long/)]);
-      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys: { ...keys, defer: 'd' } })).not.toThrow();
+      expect(problems).toEqual([
+        expect.stringMatching(/^group: makes the derived deferral key \(<stream>:defer:<group>\) 263 bytes long/),
+        expect.stringMatching(/^group: makes the derived flow lease key \(<stream>:flow:lease:<group>\) 268 bytes long/),
+      ]);
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys: { ...keys, defer: 'd', flowLease: 'f' } })).not.toThrow();
+    });
+
+    it('checks the derived flow lease key <stream>:flow:lease:<group>, blamed on the group while a shorter one fixes it', () => {
+      // 116 + 12 + 128 = 256 bytes fits; 117 does not.
+      const keys = { cursor: 'c', markerPrefix: 'm:', defer: 'd' };
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(116), group: 'g'.repeat(128), keys })).not.toThrow();
+      expect(problemsFor({ ...valid, stream: 's'.repeat(117), group: 'g'.repeat(128), keys })).toEqual([
+        expect.stringMatching(/^group: makes the derived flow lease key \(<stream>:flow:lease:<group>\) 257 bytes long/),
+      ]);
     });
 
     it('blames the group when a shorter one would make the key fit, else the prefix it comes from', () => {

@@ -1,0 +1,299 @@
+/**
+ * Flow leases (SPEC §5.7, issue 27 slice 1: per-key concurrency, order none) against Redis:
+ * concurrent runs never have more handlers of one key in flight than the limit (checked by
+ * the handlers themselves, with a shared in-flight count and their own timestamps); a busy
+ * key's entry is parked — pending, not handled, its delivery count unchanged — and woken by
+ * the settle that frees the key; a crashed run's lease blocks its key only until it ends; a
+ * run that outlived its lease cannot free another run's slot (the fence), and its replayed
+ * settle changes nothing more.
+ */
+import type { Redis } from 'ioredis';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ensureGroup } from '../../src/consume/groups';
+import { createPoller } from '../../src/consume/poller';
+import { parseConsumerConfig, type ConsumerConfigInput } from '../../src/consume/config';
+import { exchange } from '../../src/consume/exchange';
+import { settleCall } from '../../src/consume/settle';
+import { createProcessor, rawPayload } from '../../src/consume/processor';
+import { decodeText } from '../../src/ground/text';
+import { meterPort } from '../../src/redis/metered';
+import type { RedisPort } from '../../src/redis/port';
+import type { RunReport } from '../../src/consume/report';
+import { runReportOf } from '../../src/consume/run';
+import { Verdicts } from '../../src/verdict/verdict';
+import { clientKinds, type ClientKind } from '../support/clients';
+import { claimOnce, fastConfig, sleepMs } from '../support/poller';
+import { useRedisPerTest } from '../support/redis-suite';
+import { append, pendingRows } from '../support/redis';
+
+/** What the handlers saw, per key: how many ran at once at most, and each one's [start, end]. */
+class InFlight {
+  readonly #now = new Map<string, number>();
+  readonly peak = new Map<string, number>();
+  readonly intervals = new Map<string, Array<[number, number]>>();
+  readonly committed: string[] = [];
+
+  async handle(key: string, payload: string, workMs: number): Promise<'committed'> {
+    const running = (this.#now.get(key) ?? 0) + 1;
+    this.#now.set(key, running);
+    this.peak.set(key, Math.max(this.peak.get(key) ?? 0, running));
+    const start = performance.now();
+    await sleepMs(workMs);
+    this.#now.set(key, this.#now.get(key)! - 1);
+    const list = this.intervals.get(key) ?? [];
+    list.push([start, performance.now()]);
+    this.intervals.set(key, list);
+    this.committed.push(payload);
+    return 'committed';
+  }
+
+  /** The most intervals of one key that overlap at any instant (from the timestamps alone). */
+  overlapOf(key: string): number {
+    const edges = (this.intervals.get(key) ?? []).flatMap(([start, end]) => [
+      [start, 1],
+      [end, -1],
+    ]);
+    // An end before a start at the same instant: back to back is not overlapping.
+    edges.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+    let open = 0;
+    let most = 0;
+    for (const [, step] of edges) most = Math.max(most, (open += step!));
+    return most;
+  }
+}
+
+describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
+  let admin: Redis;
+  let port: RedisPort;
+  let stream: string;
+
+  useRedisPerTest(kind, (h) => ({ admin, port, stream } = h));
+  beforeEach(async () => {
+    await ensureGroup(port, stream, 'g', '0-0');
+  });
+
+  const config = (consumer: string, over: Partial<ConsumerConfigInput> = {}) =>
+    parseConsumerConfig(fastConfig(stream, { consumer, batch: 10, concurrency: 4, flow: { limit: 1 }, ...over }));
+  const leaseKey = () => config('c').keys.flowLease;
+
+  const appendKeyed = async (keys: readonly string[], perKey: number) => {
+    const ids = new Map<string, string>();
+    for (let i = 0; i < perKey; i += 1) {
+      for (const key of keys) ids.set(`${key}:${i}`, await append(admin, stream, { event_id: `${key}-${i}`, payload: `${key}:${i}`, flow_key: key }));
+    }
+    return ids;
+  };
+
+  /** Runs `consumers` concurrent drain runs, each on a port of its own, until `done()` or 30 s. */
+  const runFleet = async (consumers: number, flight: InFlight, over: Partial<ConsumerConfigInput>, workMs: number, done: () => boolean) => {
+    const ports = Array.from({ length: consumers }, () => kind.connect());
+    const reports: RunReport[] = [];
+    try {
+      const pollers = ports.map((p, i) =>
+        createPoller({
+          port: p,
+          config: config(`c${i + 1}`, over),
+          process: createProcessor(rawPayload, ({ payload }) => {
+            const text = decodeText(payload);
+            return flight.handle(text.split(':')[0]!, text, workMs);
+          }),
+        }),
+      );
+      const until = Date.now() + 30_000;
+      while (!done() && Date.now() < until) reports.push(...(await Promise.all(pollers.map((poller) => poller.run({ mode: 'drain' })))));
+    } finally {
+      await Promise.all(ports.map((p) => p.close()));
+    }
+    return reports;
+  };
+  const sum = (reports: readonly RunReport[], field: 'flowParked' | 'flowLeaseLost' | 'acked') => reports.reduce((total, r) => total + r[field], 0);
+
+  it('never has two handlers of one key in flight across 4 concurrent runs with limit 1, and handles every entry once', async () => {
+    const keys = ['k0', 'k1', 'k2', 'k3', 'k4'];
+    const ids = await appendKeyed(keys, 12);
+    const flight = new InFlight();
+    const reports = await runFleet(4, flight, {}, 5, () => flight.committed.length >= ids.size);
+
+    expect([...flight.committed].sort()).toEqual([...ids.keys()].sort());
+    for (const key of keys) {
+      expect(flight.peak.get(key), key).toBe(1);
+      expect(flight.overlapOf(key), key).toBe(1);
+    }
+    // The runs did contend: entries were parked behind a busy key, and none lost its lease.
+    expect(sum(reports, 'flowParked')).toBeGreaterThan(0);
+    expect(sum(reports, 'flowLeaseLost')).toBe(0);
+    expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+    expect(await admin.exists(leaseKey())).toBe(0);
+  });
+
+  it('lets as many runs as the limit hold a key at once, and never one more', async () => {
+    const ids = await appendKeyed(['hot'], 40);
+    const flight = new InFlight();
+    await runFleet(4, flight, { flow: { limit: 2 } }, 20, () => flight.committed.length >= ids.size);
+
+    expect(flight.committed).toHaveLength(40);
+    expect(flight.peak.get('hot')).toBe(2);
+    expect(flight.overlapOf('hot')).toBe(2);
+  });
+
+  it('parks a busy key\'s entry unhandled, with its delivery count, and the settle that frees the key wakes it', async () => {
+    const first = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
+    let release!: () => void;
+    const holding = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const holderStarted = new Promise<void>((resolve) => (started = resolve));
+    const holderPort = kind.connect();
+    const seen: string[] = [];
+    const holder = createPoller({
+      port: holderPort,
+      config: config('holder'),
+      process: createProcessor(rawPayload, async ({ payload }) => {
+        seen.push(decodeText(payload));
+        started();
+        await holding;
+        return 'committed' as const;
+      }),
+    });
+    const holderRun = holder.run({ mode: 'drain', maxRounds: 1 });
+    await holderStarted;
+
+    const waiting = await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' });
+    const other = createPoller({ port, config: config('other'), process: createProcessor(rawPayload, ({ payload }) => (seen.push(decodeText(payload)), 'committed')) });
+    const parkedRun = await other.run({ mode: 'drain' });
+    expect(parkedRun.flowParked).toBe(1);
+    expect(parkedRun.handled).toBe(0);
+    // Pending, never delivered to a handler: count 0, and a not-before at the holder's lease end.
+    const rows = await pendingRows(admin, stream, 'g');
+    expect(rows.find((row) => row.id === waiting)).toMatchObject({ consumer: 'other', deliveries: 0 });
+    const notBefore = Number(await admin.hget(config('c').keys.defer, waiting));
+    const redisNow = Number((await admin.time())[0]) * 1000;
+    expect(notBefore - redisNow).toBeGreaterThan(3_000);
+
+    // A run that comes back while the key is still busy leaves it alone.
+    const stillBusy = await other.run({ mode: 'drain' });
+    expect(stillBusy.handled + stillBusy.flowParked).toBe(0);
+
+    release();
+    const holderReport = await holderRun;
+    await holderPort.close();
+    expect(holderReport.acked).toBe(1);
+    expect(await admin.hexists(config('c').keys.defer, waiting)).toBe(0);
+
+    const woken = await other.run({ mode: 'drain' });
+    expect(woken.acked).toBe(1);
+    expect(seen).toEqual(['k:0', 'k:1']);
+    expect(first).not.toBe(waiting);
+    expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+    expect(await admin.exists(leaseKey())).toBe(0);
+  });
+
+  it('lets a crashed run block its key only until its lease ends', async () => {
+    const dead = parseConsumerConfig(fastConfig(stream, { consumer: 'dead', flow: { limit: 1 } }));
+    const taken = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
+    const next = await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' });
+    // A run that claims the key's first entry and dies: nothing settles, its lease ends by itself.
+    const claim = await claimOnce(port, dead, { fresh: 1, reclaim: 0, flow: { token: 'dead.', leaseMs: 1_500, limit: 1 } });
+    expect(claim.entries.map((e) => e.id)).toEqual([taken]);
+    const leasedAt = Date.now();
+
+    const seen: string[] = [];
+    const live = createPoller({ port, config: config('live'), process: createProcessor(rawPayload, ({ payload }) => (seen.push(decodeText(payload)), 'committed')) });
+    expect((await live.run({ mode: 'drain' })).flowParked).toBe(1);
+    expect(seen).toEqual([]);
+
+    await sleepMs(1_600 - (Date.now() - leasedAt));
+    const after = await live.run({ mode: 'drain' });
+    expect(after.acked).toBe(1);
+    expect(seen).toEqual(['k:1']);
+    // The dead run's own entry waits for minIdle, as any crashed run's does.
+    expect((await pendingRows(admin, stream, 'g')).map((row) => [row.id, row.consumer])).toEqual([[taken, 'dead']]);
+    expect(next).not.toBe(taken);
+  });
+
+  it('fences a run that outlived its lease: its settle acks, counts the loss and leaves the key to its holder; a replay changes nothing', async () => {
+    const a = parseConsumerConfig(fastConfig(stream, { consumer: 'a', flow: { limit: 1 } }));
+    const b = parseConsumerConfig(fastConfig(stream, { consumer: 'b', flow: { limit: 1 } }));
+    const first = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
+    const second = await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' });
+    const [claimedByA] = (await claimOnce(port, a, { fresh: 1, reclaim: 0, flow: { token: 'A.', leaseMs: 200, limit: 1 } })).entries;
+    await sleepMs(300);
+    const [claimedByB] = (await claimOnce(port, b, { fresh: 1, reclaim: 0, flow: { token: 'B.', leaseMs: 5_000, limit: 1 } })).entries;
+    expect([claimedByA?.id, claimedByB?.id]).toEqual([first, second]);
+    const held = await admin.hgetBuffer(leaseKey(), 'k');
+
+    const key = new TextEncoder().encode('k');
+    const lateSettle = settleCall(a, [{ entry: claimedByA!, verdict: Verdicts.ack() }], { token: 'A.', limit: 1, keys: [{ key, ids: [first] }] })!;
+    const late = await exchange(port, a, { settles: [lateSettle] });
+    expect(late.settled[0]).toMatchObject({ acked: 1, leaseLost: 1, woken: 0 });
+    expect(await admin.hgetBuffer(leaseKey(), 'k')).toEqual(held);
+    const replay = await exchange(port, a, { settles: [lateSettle] });
+    expect(replay.settled[0]).toMatchObject({ acked: 0, leaseLost: 1 });
+    expect(await admin.hgetBuffer(leaseKey(), 'k')).toEqual(held);
+
+    const bSettle = settleCall(b, [{ entry: claimedByB!, verdict: Verdicts.ack() }], { token: 'B.', limit: 1, keys: [{ key, ids: [second] }] })!;
+    expect((await exchange(port, b, { settles: [bSettle] })).settled[0]).toMatchObject({ acked: 1, leaseLost: 0 });
+    expect(await admin.exists(leaseKey())).toBe(0);
+  });
+
+  it('gives back the leases of what a stopped run claimed ahead and never started', async () => {
+    await appendKeyed(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7'], 5);
+    let rounds = 0;
+    const poller = createPoller({ port, config: config('c', { batch: 5 }), process: createProcessor(rawPayload, () => 'committed') });
+    // A warm-up run teaches the process the handling time, so this run claims ahead from its first round.
+    const warmUp = await poller.run({ mode: 'drain', maxRounds: 1 });
+    const error = await poller
+      .run({
+        mode: 'drain',
+        onRound: () => {
+          rounds += 1;
+          if (rounds === 2) throw new Error('dashboard down');
+        },
+      })
+      .catch((e: unknown) => e);
+    const report = runReportOf(error)!;
+    expect(report.flowLeaseLost).toBe(0);
+    expect(report.released).toBeGreaterThan(0);
+    expect(report.acked).toBe(report.handled);
+    // Every lease went back: nothing holds a key, so any run may take the released entries.
+    expect(await admin.exists(leaseKey())).toBe(0);
+    const rest = await createPoller({ port, config: config('d'), process: createProcessor(rawPayload, () => 'committed') }).run({ mode: 'drain' });
+    expect(rest.flowParked).toBe(0);
+    expect(rest.acked).toBe(40 - warmUp.acked - report.acked);
+  });
+
+  it('keeps the slot of a handler that timed out (it may still run) until the lease ends', async () => {
+    await appendKeyed(['k'], 2);
+    const timedOut = createPoller({
+      port,
+      config: config('slow', { handlerTimeoutMs: 100, batch: 1 }),
+      process: createProcessor(rawPayload, async () => {
+        await sleepMs(300);
+        return 'committed' as const;
+      }),
+    });
+    const slow = await timedOut.run({ mode: 'drain', maxRounds: 1 });
+    expect(slow.retained).toBe(1);
+    expect(await admin.hexists(leaseKey(), 'k')).toBe(1);
+    const other = await createPoller({ port, config: config('other'), process: createProcessor(rawPayload, () => 'committed') }).run({ mode: 'drain' });
+    expect(other.handled).toBe(0);
+    expect(other.flowParked).toBe(1);
+  });
+
+  it('refuses an ordering key beside flow: the flow key orders a run\'s entries', () => {
+    expect(() => createPoller({ port, config: config('c'), process: createProcessor(rawPayload, () => 'committed'), orderingKey: () => 'x' })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', problems: [expect.objectContaining({ path: 'orderingKey' })] }),
+    );
+  });
+
+  it('costs an idle run one command with flow on, and touches no flow key with it off', async () => {
+    const metered = meterPort(port);
+    const idle = await createPoller({ port: metered, config: config('c'), process: createProcessor(rawPayload, () => 'committed') }).run({ mode: 'drain' });
+    expect(idle.roundTrips).toBe(1);
+
+    await appendKeyed(['k'], 3);
+    const off = parseConsumerConfig(fastConfig(stream, { consumer: 'off' }));
+    const report = await createPoller({ port, config: off, process: createProcessor(rawPayload, () => 'committed') }).run({ mode: 'drain' });
+    expect(report.acked).toBe(3);
+    expect(await admin.exists(leaseKey())).toBe(0);
+  });
+});
