@@ -15,6 +15,8 @@ import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port
 import type { RedisPort } from '../src/redis/port';
 import { Deferral, Rejection } from '../src/verdict/verdict';
 import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type HandlerAction, type RunLine, type StartLine } from './child-config';
+import type { FlowEndLine, FlowStartLine } from './flow-check';
+import { DEADLINE_OVERRUN_MS } from '../src/redis/deadline';
 import { commitInPostgres } from './inbox';
 import { LedgerWriter } from './ledger';
 import { handlerTimeLimit, lastDeliveredId, probeClient, probeInTime, stillPending } from './probe';
@@ -57,7 +59,7 @@ function connect(config: ChildConfig): RedisPort {
   return connectIoredisCluster([...config.redis.nodes], { redisOptions: { connectTimeout: 1_000 }, clusterRetryStrategy: () => 50 });
 }
 
-function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK', line: StartLine | RunLine | EarlyAckLine): void {
+function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK' | 'FLOW_START' | 'FLOW_END', line: StartLine | RunLine | EarlyAckLine | FlowStartLine | FlowEndLine): void {
   process.stdout.write(`${prefix} ${JSON.stringify(line)}\n`);
 }
 
@@ -129,7 +131,16 @@ async function main(config: ChildConfig): Promise<void> {
       const rejectFrom = plan?.indexOf('reject') ?? -1;
       const planned = rejectFrom >= 0 && delivery.deliveries - 1 >= rejectFrom ? 'reject' : plan?.[delivery.deliveries - 1];
       const action = (retaining ? 'defer' : (planned ?? 'commit')) as HandlerAction;
-      return (await act(action, commit)) as undefined;
+      const key = settings.flow ? delivery.flowKey : undefined;
+      if (key === undefined) return (await act(action, commit)) as undefined;
+      // I9: this handler's interval, from its first line to its last (a throw included).
+      const entryId = delivery.entry.id;
+      emit('FLOW_START', { pid: process.pid, group: config.group, key, entryId, start: handlerStarted, leaseEnd: runDeadline + DEADLINE_OVERRUN_MS });
+      try {
+        return (await act(action, commit)) as undefined;
+      } finally {
+        emit('FLOW_END', { pid: process.pid, entryId, start: handlerStarted, end: Date.now() });
+      }
     },
   });
 

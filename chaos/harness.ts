@@ -18,6 +18,7 @@ import { History, INVARIANTS, type Invariant, type Violation } from './checker';
 import { removeFolder, Teardown, trackFolder } from './cleanup';
 import { ScheduleWatch } from './scheduled';
 import { Fleet } from './fleet';
+import { FlowIntervals } from './flow-check';
 import { poisonCatalogue, type SigningKey } from './poison';
 import { createRng, type Rng } from './rng';
 import { startCrashableRedis, startPlainRedis, startReplicatedCluster, type CrashableServer, type ReplicatedCluster } from './servers';
@@ -33,6 +34,8 @@ export interface GroupSpec {
   readonly commitDelayMs?: number;
   readonly retainEvery?: number;
   readonly retainDeliveries?: number;
+  /** Flow leases on for this group, with this limit (I9). */
+  readonly flowLimit?: number;
 }
 
 export interface Sizes {
@@ -87,6 +90,8 @@ export interface ScenarioDefinition {
    * faults go on until the last is due.
    */
   readonly scheduled?: { readonly maxDelayMs: number; readonly boundedDelayMs: number };
+  /** Scenario `flow-control`: event n is published with flow key `k<n mod flowKeys>`. */
+  readonly flowKeys?: number;
 }
 
 export interface ScenarioResult {
@@ -118,6 +123,8 @@ export interface ScenarioResult {
   readonly forgottenDeliveries: number;
   /** Entries a handler found acked under it by another consumer that had committed them (late acks, not I2). */
   readonly lateAcksOfCommitted: number;
+  /** Scenario `flow-control`: handlers of keyed entries seen, and those that ran past their lease (outside I9's guarantee). */
+  readonly flow?: { readonly handlers: number; readonly pastLease: number };
   readonly snapshots: number;
   readonly durationMs: number;
   readonly replay: string;
@@ -241,6 +248,7 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
   teardown.add(() => removeFolder(ledgerDir));
   const groupNames = def.groups.map((g) => g.name);
   const history = new History(stream, keys.dlt, groupNames, ledgerDir);
+  const flow = new FlowIntervals();
   const watch = def.scheduled ? new ScheduleWatch(stream, history) : undefined;
   const maxDelayMs = def.scheduled ? (sizes.events > 1_000 ? def.scheduled.maxDelayMs : def.scheduled.boundedDelayMs) : 0;
   const postgresUrl = process.env.CHAOS_POSTGRES_URL ?? DEFAULT_POSTGRES_URL;
@@ -257,7 +265,12 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     onRun: (line) => history.runEnded(line),
     onStart: (line) => history.runStarted(line),
     onEarlyAck: (line) => history.earlyAck(line),
-    onGone: (pid, at) => history.processGone(pid, at),
+    onFlowStart: (line) => flow.started(line),
+    onFlowEnd: (line) => flow.ended(line),
+    onGone: (pid, at) => {
+      history.processGone(pid, at);
+      flow.processGone(pid, at);
+    },
     onCrash: (slot, pid, code, signal, stderr) => {
       history.violate('I3', `crash ${slot} ${pid}`, `poll process ${slot} (pid ${pid}) died on its own (exit ${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
     },
@@ -293,7 +306,7 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
         commitDelayMs: group.commitDelayMs ?? 0,
         retainEvery: group.retainEvery ?? 0,
         retainDeliveries: group.retainDeliveries ?? 0,
-        settings,
+        settings: group.flowLimit === undefined ? settings : { ...settings, flow: { limit: group.flowLimit } },
         ...(tables ? { inbox: { url: postgresUrl, tables } } : {}),
       };
       fleet.add(slot, config);
@@ -405,6 +418,9 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     history.checkInbox(await readInbox(postgresUrl, tables, groupNames));
   }
   await Promise.all(background);
+  // After the processes are gone: every handler interval is closed.
+  const limits = new Map(def.groups.map((group) => [group.name, group.flowLimit ?? Number.POSITIVE_INFINITY]));
+  for (const detail of flow.violations((group) => limits.get(group) ?? Number.POSITIVE_INFINITY)) history.violate('I9', detail, detail);
   const { committed, duplicates } = history.duplicates();
   return {
     scenario: def.name,
@@ -430,6 +446,7 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     ...(watch ? { scheduled: { scheduled: watch.scheduled, moved: watch.moved, waiting, worstLatenessMs: watch.worstLatenessMs, meanLatenessMs: Math.round(watch.meanLatenessMs) } } : {}),
     forgottenDeliveries: history.forgottenDeliveries,
     lateAcksOfCommitted: history.lateAcksOfCommitted,
+    ...(def.flowKeys ? { flow: { handlers: flow.handlers, pastLease: flow.pastLease } } : {}),
     snapshots: history.snapshots,
     durationMs: Date.now() - startedAt,
     replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,
@@ -475,7 +492,8 @@ async function publish(
       const plan = def.plan?.(rng, n);
       plans.push(plan);
       const delay = watch ? { delayMs: rng.int(0, maxDelayMs) } : {};
-      batch.push({ eventType: EVENT_TYPE, eventId: `${def.name}-${n}`, payload: JSON.stringify(plan ? { n, plan } : { n }), ...delay });
+      const flowKey = def.flowKeys ? { flowKey: `k${n % def.flowKeys}` } : {};
+      batch.push({ eventType: EVENT_TYPE, eventId: `${def.name}-${n}`, payload: JSON.stringify(plan ? { n, plan } : { n }), ...delay, ...flowKey });
     }
     const results = await persist('publish', () => publisher.publishBatch(batch), 120_000);
     for (const [i, result] of results.entries()) {

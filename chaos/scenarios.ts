@@ -198,6 +198,24 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     },
   },
   {
+    name: 'flow-control',
+    title: 'flow leases (limit 1 and 2, 20 keys): pollers SIGKILLed, Redis kill -9 (AOF) and stalled connections together; never more handlers of a key in flight than its limit (I9)',
+    topology: 'aof',
+    proxy: true,
+    groups: [
+      { name: 'g1', pollers: 3, flowLimit: 1 },
+      { name: 'g2', pollers: 3, flowLimit: 2 },
+    ],
+    flowKeys: 20,
+    // Not `busy`: it blocks a process's event loop past its run's deadline, where a handler is
+    // outside the lease's guarantee. `timeout` (a handler that ignores its signal) still ends
+    // within its lease at these budgets, and keeps its key's slot until then.
+    plan: (rng) => (rng.chance(0.1) ? Array.from({ length: rng.int(1, 2) }, () => rng.pick(NEVER_COMMITS)) : undefined),
+    faults: async (ctx) => {
+      await Promise.all([killPollers(ctx), killRedis(ctx), stallConnections(ctx)]);
+    },
+  },
+  {
     name: 'inbox',
     title: 'Postgres inbox: pollers SIGKILLed and Redis kill -9 (AOF) together; effects exactly once',
     topology: 'aof',

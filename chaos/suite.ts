@@ -38,6 +38,7 @@ export const BOUNDED_SCENARIOS = [
   'poison',
   'retention',
   'scheduled',
+  'flow-control',
   'inbox',
 ] as const;
 

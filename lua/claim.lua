@@ -79,6 +79,7 @@
   KEYS[7]  the stream's schedule: due-time sorted set      } SPEC §5.6, lib/schedule-move.lua
   KEYS[8]  the stream's schedule: packed entries hash      }
   KEYS[9]  flow leases of this group (lib/flow-lease.lua; touched only with a flow token)
+  KEYS[10] flow: the group's ready keys (a set; see lib/flow-lease.lua)
   ARGV[1]  group
   ARGV[2]  consumer
   ARGV[3]  min idle, ms
@@ -131,10 +132,13 @@
   that cannot be admitted is parked, never returned: put back in this consumer's PEL as if
   never claimed (its delivery count before this claim, idle at least minIdle, so it is due
   once nothing defers it), with a not-before at the earliest holder's expiry in the deferral
-  hash, and on the key's waiting list (woken by the settle that frees a slot). It is looked
-  at again when woken or when that lease ends: once per lease, never every round. Entries
-  without a key are admitted as before. A fresh read never goes native with flow on: the
-  entries must pass through here.
+  hash, and on the key's waiting list. It is looked at again when its key is served from the
+  ready set or when that lease ends: never every round. Ready keys (a settle freed a slot
+  while entries waited) are served before the reclaim's cursor pass: each key's waiting
+  entries, first parked first, are claimed here under a lease of this run, within the
+  reclaim count and the byte allowance; a key with more waiting goes back to the set.
+  Entries without a key are admitted as before. A fresh read never goes native with flow on:
+  the entries must pass through here.
 
   Scheduled events (SPEC §5.6). Before anything else reads the stream, the due ones are moved
   into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
@@ -154,7 +158,7 @@ local allowance = tonumber(ARGV[5])
 local alone = ARGV[6] == '1'
 local fresh_count = tonumber(ARGV[7])
 local fresh_mode = ARGV[8]
-local lease_key, flow_token = KEYS[9], ARGV[15] or ''
+local lease_key, ready_key, flow_token = KEYS[9], KEYS[10], ARGV[15] or ''
 -- Entries read natively never pass through this script: with flow on, every read is here.
 if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.
@@ -332,6 +336,56 @@ local function judge(rows, last, deferred, forget)
     end
   end
   return false
+end
+
+-- ---- 1a. flow: ready keys first (see the header)
+if flow_token ~= '' and reclaim_count > 0 then
+  local now, expires, limit = redis_now(), redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
+  local keys, served = redis.call('SPOP', ready_key, reclaim_count), {}
+  for k, key in ipairs(keys) do
+    if #reclaimed + #deleted >= reclaim_count or cut == 1 then
+      redis.call('SADD', ready_key, unpack(keys, k))
+      break
+    end
+    local holders, waiting = flow_decode(redis.call('HGET', lease_key, key))
+    holders = flow_live(holders, now, flow_token)
+    local mine = flow_holder_of(holders, flow_token)
+    if mine == nil and #holders < limit then
+      holders[#holders + 1] = { flow_token, expires }
+      mine = #holders
+    end
+    -- Busy again (taken by a fresh entry meanwhile): its holder's settle makes it ready again.
+    if mine ~= nil then
+      local holder = holders[mine]
+      if tonumber(holder[2]) < expires then holder[2] = expires end
+      while #waiting > 0 and #reclaimed + #deleted < reclaim_count do
+        local id = waiting[1]
+        local row = redis.call('XPENDING', stream, group, id, id, 1)[1]
+        local entry = row and redis.call('XCLAIM', stream, group, consumer, 0, id)[1]
+        if row == nil then
+          table.remove(waiting, 1)
+        elseif entry == nil then
+          table.remove(waiting, 1)
+          if redis.call('XPENDING', stream, group, id, id, 1)[1] == nil then deleted[#deleted + 1] = id end
+          served[#served + 1] = id
+        elseif fits(entry_bytes(entry)) then
+          table.remove(waiting, 1)
+          taken = taken + entry_bytes(entry)
+          reclaimed[#reclaimed + 1], counts[#counts + 1], idles[#idles + 1] = entry, row[4] + 1, row[3]
+          if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
+          served[#served + 1] = id
+        else
+          redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', row[3], 'RETRYCOUNT', row[4], 'JUSTID')
+          cut = 1
+          break
+        end
+      end
+      if #holder <= 2 then table.remove(holders, mine) end
+      if #waiting > 0 then redis.call('SADD', ready_key, key) end
+    end
+    flow_store(lease_key, key, holders, waiting)
+  end
+  if #served > 0 then forget_deferrals(served) end
 end
 
 if reclaim_count > 0 then

@@ -33,9 +33,8 @@
   than asked — a retry, never a loss.
 
   Flow leases (SPEC §5.7, lib/flow-lease.lua), when the round returns any: each key's entries
-  leave this run's holder (a holder left with none goes, freeing its slot), and a freed slot
-  wakes as many of the key's waiting entries as there are free slots (their not-before goes,
-  so the next claim that reaches them takes them). A run whose holder is gone — its lease
+  leave this run's holder (a holder left with none goes, freeing its slot), and a key with a
+  free slot and waiting entries goes into the ready set, which the next claim serves first. A run whose holder is gone — its lease
   ran out and the key moved on — changes nothing of the key: it counts lease_lost, and its
   verdicts still apply (an ack is of committed work). Replayed, removing ids already gone
   does nothing (a replay may count lease_lost once more).
@@ -44,7 +43,8 @@
   KEYS[2]     dead-letter stream
   KEYS[3]     deferral hash of the group: entry id -> not-before, Redis ms
   KEYS[4]     flow leases of the group (read only when flow leases are returned)
-  KEYS[5..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
+  KEYS[5]     the group's ready flow keys (a set)
+  KEYS[6..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
               (per group and entry, SPEC §3.4: a marker never hides another group's verdict
               or another entry that reuses an event id)
   ARGV[1]     group
@@ -55,16 +55,16 @@
               per key: the key, n, and the n entry ids leaving the run's holder
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
-  Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, woken }
+  Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, ready }
     acked          entries XACK reported as acknowledged (verdict ack)
     dead_lettered  DLT records written
     marker_hits    dead-letters whose marker already existed (replay: acked, no second record)
     deferred       deferral records written
     lease_lost     flow keys whose holder of this run was gone
-    woken          waiting entries whose not-before this settle removed
+    ready          flow keys this settle made ready (a slot freed while entries waited)
 ]]
 -- #include lib/flow-lease.lua
-local stream, dlt, defer_key, lease_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local stream, dlt, defer_key, lease_key, ready_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local group, marker_ttl = ARGV[1], ARGV[2]
 local ack_count = tonumber(ARGV[3])
 
@@ -120,12 +120,11 @@ for _ = 1, deferrals do
 end
 
 local flow_keys = tonumber(ARGV[i])
-local lease_lost, woken = 0, 0
+local lease_lost, ready = 0, 0
 i = i + 1
 if flow_keys > 0 then
   local token, limit = ARGV[i], tonumber(ARGV[i + 1])
   local now = tonumber(server_now_ms())
-  local wake = {}
   i = i + 2
   for _ = 1, flow_keys do
     local key, n = ARGV[i], tonumber(ARGV[i + 1])
@@ -140,18 +139,14 @@ if flow_keys > 0 then
       local holder = holders[mine]
       for j = first_id, last_id do flow_drop_id(holder, 3, ARGV[j]) end
       if #holder <= 2 then table.remove(holders, mine) end
-      for _ = 1, math.min(limit - #holders, #waiting) do wake[#wake + 1] = table.remove(waiting, 1) end
+      if #holders < limit and #waiting > 0 then ready = ready + redis.call('SADD', ready_key, key) end
       flow_store(lease_key, key, holders, waiting)
     end
-  end
-  woken = #wake
-  for first = 1, #wake, ACK_CHUNK do
-    redis.call('HDEL', defer_key, unpack(wake, first, math.min(first + ACK_CHUNK - 1, #wake)))
   end
 end
 
 local written, hits = 0, 0
-local k = 5
+local k = 6
 while i <= #ARGV do
   local entry_id, event_id, reason, deliveries = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local marker = KEYS[k]
@@ -187,4 +182,4 @@ while i <= #ARGV do
   k = k + 1
 end
 
-return { acked, written, hits, deferred, lease_lost, woken }
+return { acked, written, hits, deferred, lease_lost, ready }

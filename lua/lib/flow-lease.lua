@@ -9,8 +9,9 @@
              never blocks the key past it, which is within minIdle of its claim), and the
              entries of the key admitted to that run and not yet returned;
     waiting  entries parked behind the key (claim.lua), first parked first, at most
-             FLOW_WAITING_MAX: the settle that frees a slot wakes them by removing their
-             not-before, so they come due at once instead of at the holder's expiry.
+             FLOW_WAITING_MAX: the settle that frees a slot puts the key in the group's ready
+             set, and the next claim serves them from there, in order, instead of waiting
+             for their not-before (the holder's expiry).
   A holder whose lease ended is dropped by whoever next touches the key (its run ended or
   died); a holder is never changed by another token, so a stale run can never free a slot it
   lost (the fence: its settle finds no holder, counts it, and leaves the key alone).

@@ -22,6 +22,7 @@ import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import type { Operation, ScriptCall } from '../redis/script';
 import { sizeKeys } from '../entry/size-keys';
 import { scheduleKeys } from '../entry/schedule-keys';
+import { flowReadyKey } from '../entry/keys';
 import { retryArgs } from './retry';
 
 export type FreshRead = 'lua' | 'native' | 'none';
@@ -121,7 +122,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
   const schedule = scheduleKeys(stream);
   return {
     script: claimScript,
-    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries, flowLease],
+    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries, flowLease, flowReadyKey(flowLease)],
     args: [
       config.group,
       config.consumer,

@@ -7,6 +7,7 @@ import type { ConsumerConfig } from './config';
 import { Fields, fieldText, type StreamEntry } from '../entry/entry';
 import { settleScript } from '../generated/lua-scripts';
 import { markerKeyFor } from '../entry/marker-key';
+import { flowReadyKey } from '../entry/keys';
 import type { RedisArg, RedisPort, RedisReply } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';
 import { runScript, type ScriptCall } from '../redis/script';
@@ -32,8 +33,8 @@ export interface SettleResult {
   readonly deferred?: number;
   /** Flow keys whose lease this run had lost when it returned them (SPEC §5.7): the key had moved on. */
   readonly leaseLost?: number;
-  /** Entries parked behind a flow key that this settle woke by freeing a slot. */
-  readonly woken?: number;
+  /** Flow keys this settle made ready: it freed a slot while entries waited (the next claim serves them first). */
+  readonly readyKeys?: number;
 }
 
 export const NOTHING_SETTLED: SettleResult = { acked: 0, deadLetterRecords: 0, markerHits: 0, unconfirmed: 0 };
@@ -81,14 +82,14 @@ export function settleCall(config: ConsumerConfig, decisions: readonly Decision[
   }
   return {
     script: settleScript,
-    keys: [config.keys.stream, config.keys.dlt, config.keys.defer, config.keys.flowLease, ...markers],
+    keys: [config.keys.stream, config.keys.dlt, config.keys.defer, config.keys.flowLease, flowReadyKey(config.keys.flowLease), ...markers],
     args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, deferralArgs.length / 2, ...deferralArgs, ...leaseReturnArgs(leases), ...deadLetterArgs],
   };
 }
 
 export function settleResultOf(reply: RedisReply | undefined): SettleResult {
   if (reply === undefined) return NOTHING_SETTLED;
-  const [acked, records, hits, deferred, leaseLost, woken] = asArray(reply, 'settle reply');
+  const [acked, records, hits, deferred, leaseLost, ready] = asArray(reply, 'settle reply');
   return {
     acked: asInteger(acked, 'settle acked'),
     deadLetterRecords: asInteger(records, 'settle records'),
@@ -96,7 +97,7 @@ export function settleResultOf(reply: RedisReply | undefined): SettleResult {
     unconfirmed: 0,
     deferred: asInteger(deferred, 'settle deferred'),
     leaseLost: asInteger(leaseLost, 'settle lease lost'),
-    woken: asInteger(woken, 'settle woken'),
+    readyKeys: asInteger(ready, 'settle ready keys'),
   };
 }
 

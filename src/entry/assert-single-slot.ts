@@ -14,7 +14,8 @@ export function assertSingleSlot(keys: StreamKeys): void {
       { path: 'stream', message: 'needs a hash tag on Redis Cluster (e.g. "orders:{o}") so its DLT, markers and cursor share its slot' },
     ]);
   }
-  const fields = ['dlt', 'markerPrefix', 'cursor', 'publishDedupePrefix', 'defer'] as const;
+  // The flow ready set is named after flowLease (keys.ts flowReadyKey), so it follows its slot.
+  const fields = ['dlt', 'markerPrefix', 'cursor', 'publishDedupePrefix', 'defer', 'flowLease'] as const;
   const problems = fields
     .filter((field) => hashTagOf(keys[field]) !== tag)
     .map((field) => ({ path: `keys.${field}`, message: `must carry the stream's hash tag {${tag}} on Redis Cluster` }));

@@ -49,6 +49,14 @@ export function deriveStreamKeys(stream: string, group: string, overrides: Strea
   };
 }
 
+/**
+ * The set of a group's flow keys that a settle made ready (a slot freed while entries waited),
+ * served first by the next claim: named after the lease hash, so it shares its hash slot.
+ */
+export function flowReadyKey(flowLease: string): string {
+  return `${flowLease}:ready`;
+}
+
 /** The longest stream entry id: both parts at their 64-bit maximum (41 bytes). */
 export const LONGEST_ENTRY_ID = '18446744073709551615-18446744073709551615';
 
@@ -106,7 +114,11 @@ export function derivedKeyProblems(stream: string, group: string, overrides: Str
   problems.push(...derivedDltProblems(stream, overrides), ...sizeKeyProblems(stream));
   if (overrides.cursor === undefined) perGroup('derived cursor key (<stream>:cursor:<group>)', keys.cursor, `${stream}:cursor:`, 'stream');
   if (overrides.defer === undefined) perGroup('derived deferral key (<stream>:defer:<group>)', keys.defer, `${stream}:defer:`, 'stream');
-  if (overrides.flowLease === undefined) perGroup('derived flow lease key (<stream>:flow:lease:<group>)', keys.flowLease, `${stream}:flow:lease:`, 'stream');
+  if (overrides.flowLease === undefined) {
+    perGroup('derived flow ready key (<stream>:flow:lease:<group>:ready)', flowReadyKey(keys.flowLease), `${stream}:flow:lease::ready`, 'stream');
+  } else if (byteLength(flowReadyKey(keys.flowLease)) > MAX_KEY_BYTES) {
+    tooLong('keys.flowLease', 'flow ready key (<keys.flowLease>:ready)', flowReadyKey(keys.flowLease));
+  }
   perGroup(
     'longest marker key (<markerPrefix><group>:<entry id>)',
     markerKeyFor(keys, group, LONGEST_ENTRY_ID),

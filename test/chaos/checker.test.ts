@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEADLINE_GRACE_MS, History } from '../../chaos/checker';
+import { FlowIntervals } from '../../chaos/flow-check';
 import { LedgerWriter } from '../../chaos/ledger';
 import { handlerTimeLimit, probeInTime, PROBE_MARGIN_MS } from '../../chaos/probe';
 
@@ -122,5 +123,48 @@ describe('I6: no run ends later than its deadline + 1 s', () => {
     history.runStarted({ pid: 7, startedAt: deadline, deadline: deadline + 1_200 });
     history.processGone(7, deadline + 2_000);
     expect(history.violationCounts.I6).toBe(0);
+  });
+});
+
+describe('I9: handlers of one flow key in flight (flow-check.ts)', () => {
+  const start = (pid: number, entryId: string, at: number, key = 'k', group = 'g1', leaseEnd = at + 10_000) => ({ pid, group, key, entryId, start: at, leaseEnd });
+  const limits = (group: string) => (group === 'g2' ? 2 : 1);
+
+  it('flags a start while the limit is in flight, and not one back to back or on another key or group', () => {
+    const flow = new FlowIntervals();
+    flow.started(start(1, 'e1', 100));
+    flow.ended({ pid: 1, entryId: 'e1', start: 100, end: 200 });
+    flow.started(start(2, 'e2', 200)); // back to back: e1 ended as e2 started
+    flow.ended({ pid: 2, entryId: 'e2', start: 200, end: 300 });
+    flow.started(start(3, 'e3', 250, 'other'));
+    flow.ended({ pid: 3, entryId: 'e3', start: 250, end: 400 });
+    flow.started(start(4, 'e4', 250, 'k', 'g2'));
+    flow.ended({ pid: 4, entryId: 'e4', start: 250, end: 400 });
+    expect(flow.violations(limits)).toEqual([]);
+    flow.started(start(5, 'e5', 290));
+    flow.ended({ pid: 5, entryId: 'e5', start: 290, end: 310 });
+    expect(flow.violations(limits)).toEqual([expect.stringContaining('group g1 key k: e5 (pid 5) started at 290 with 1 in flight (limit 1): e2 (pid 2, 200..300)')]);
+  });
+
+  it('allows the limit in flight at once, and flags one more', () => {
+    const flow = new FlowIntervals();
+    for (const [pid, at] of [[1, 0], [2, 10], [3, 20]] as const) {
+      flow.started(start(pid, `e${pid}`, at, 'k', 'g2'));
+      flow.ended({ pid, entryId: `e${pid}`, start: at, end: at + 100 });
+    }
+    expect(flow.violations(limits)).toEqual([expect.stringContaining('e3 (pid 3) started at 20 with 2 in flight (limit 2)')]);
+  });
+
+  it('ends the handlers of a process when it is gone, and a handler at its lease end (counted past it)', () => {
+    const flow = new FlowIntervals();
+    flow.started(start(1, 'e1', 0, 'k', 'g1', 5_000));
+    flow.processGone(1, 1_000); // SIGKILLed mid-handler
+    flow.started(start(2, 'e2', 1_500, 'k', 'g1', 2_000));
+    flow.ended({ pid: 2, entryId: 'e2', start: 1_500, end: 9_000 }); // ran past its lease
+    flow.started(start(3, 'e3', 2_500));
+    flow.ended({ pid: 3, entryId: 'e3', start: 2_500, end: 2_600 });
+    expect(flow.violations(limits)).toEqual([]);
+    expect(flow.pastLease).toBe(1);
+    expect(flow.handlers).toBe(3);
   });
 });

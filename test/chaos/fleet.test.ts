@@ -34,6 +34,8 @@ function fleetOf(script: string, text: string, history: History): Fleet {
   writeFileSync(join(dir, script), text);
   return new Fleet(join(dir, script), 'unused-key', {
     onRun: (line) => history.runEnded(line),
+    onFlowStart: () => {},
+    onFlowEnd: () => {},
     onStart: (line) => {
       started.add(line.pid);
       history.runStarted(line);

@@ -12,6 +12,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ensureGroup } from '../../src/consume/groups';
 import { createPoller } from '../../src/consume/poller';
 import { parseConsumerConfig, type ConsumerConfigInput } from '../../src/consume/config';
+import { flowReadyKey } from '../../src/entry/keys';
 import { exchange } from '../../src/consume/exchange';
 import { settleCall } from '../../src/consume/settle';
 import { createProcessor, rawPayload } from '../../src/consume/processor';
@@ -177,10 +178,13 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     const holderReport = await holderRun;
     await holderPort.close();
     expect(holderReport.acked).toBe(1);
-    expect(await admin.hexists(config('c').keys.defer, waiting)).toBe(0);
+    // The holder's settle freed the key while an entry waited: the key is ready, served first by the next claim.
+    expect(await admin.smembers(flowReadyKey(leaseKey()))).toEqual(['k']);
 
     const woken = await other.run({ mode: 'drain' });
     expect(woken.acked).toBe(1);
+    expect(await admin.hexists(config('c').keys.defer, waiting)).toBe(0);
+    expect(await admin.exists(flowReadyKey(leaseKey()))).toBe(0);
     expect(seen).toEqual(['k:0', 'k:1']);
     expect(first).not.toBe(waiting);
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
@@ -224,7 +228,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     const key = new TextEncoder().encode('k');
     const lateSettle = settleCall(a, [{ entry: claimedByA!, verdict: Verdicts.ack() }], { token: 'A.', limit: 1, keys: [{ key, ids: [first] }] })!;
     const late = await exchange(port, a, { settles: [lateSettle] });
-    expect(late.settled[0]).toMatchObject({ acked: 1, leaseLost: 1, woken: 0 });
+    expect(late.settled[0]).toMatchObject({ acked: 1, leaseLost: 1, readyKeys: 0 });
     expect(await admin.hgetBuffer(leaseKey(), 'k')).toEqual(held);
     const replay = await exchange(port, a, { settles: [lateSettle] });
     expect(replay.settled[0]).toMatchObject({ acked: 0, leaseLost: 1 });

@@ -213,18 +213,21 @@ describe('consumer config', () => {
       const problems = problemsFor({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys });
       expect(problems).toEqual([
         expect.stringMatching(/^group: makes the derived deferral key \(<stream>:defer:<group>\) 263 bytes long/),
-        expect.stringMatching(/^group: makes the derived flow lease key \(<stream>:flow:lease:<group>\) 268 bytes long/),
+        expect.stringMatching(/^group: makes the derived flow ready key \(<stream>:flow:lease:<group>:ready\) 274 bytes long/),
       ]);
       expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys: { ...keys, defer: 'd', flowLease: 'f' } })).not.toThrow();
     });
 
-    it('checks the derived flow lease key <stream>:flow:lease:<group>, blamed on the group while a shorter one fixes it', () => {
-      // 116 + 12 + 128 = 256 bytes fits; 117 does not.
+    it('checks the derived flow keys (<stream>:flow:lease:<group>, and its :ready set), blamed on the group while a shorter one fixes it', () => {
+      // 110 + 12 + 128 + 6 = 256 bytes fits; 111 does not.
       const keys = { cursor: 'c', markerPrefix: 'm:', defer: 'd' };
-      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(116), group: 'g'.repeat(128), keys })).not.toThrow();
-      expect(problemsFor({ ...valid, stream: 's'.repeat(117), group: 'g'.repeat(128), keys })).toEqual([
-        expect.stringMatching(/^group: makes the derived flow lease key \(<stream>:flow:lease:<group>\) 257 bytes long/),
+      expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(110), group: 'g'.repeat(128), keys })).not.toThrow();
+      expect(problemsFor({ ...valid, stream: 's'.repeat(111), group: 'g'.repeat(128), keys })).toEqual([
+        expect.stringMatching(/^group: makes the derived flow ready key \(<stream>:flow:lease:<group>:ready\) 257 bytes long/),
       ]);
+      // An explicit lease key leaves room for its ready set, or is blamed.
+      expect(problemsFor({ ...valid, keys: { flowLease: 'f'.repeat(251) } })).toEqual([expect.stringMatching(/^keys\.flowLease: makes the flow ready key/)]);
+      expect(() => parseConsumerConfig({ ...valid, keys: { flowLease: 'f'.repeat(250) } })).not.toThrow();
     });
 
     it('blames the group when a shorter one would make the key fit, else the prefix it comes from', () => {
