@@ -8,6 +8,9 @@
  *   time is an append before due;
  * - twice: a second entry with an event id already seen (the move appended it again);
  * - lost: at the end, an event neither in the stream nor still in the schedule.
+ * A move can append an event before its publisher hears back (a publish retried over a Redis
+ * kill answers after the move, or a due time of 0 ms is moved at once): an entry whose event id
+ * is not expected yet is kept aside and judged when `expect` names it, never skipped.
  * An event found is handed to the History as a normal entry, so I1-I6 judge its delivery.
  */
 import type { Cluster, Redis } from 'ioredis';
@@ -22,6 +25,8 @@ export class ScheduleWatch {
   readonly #due = new Map<string, number>();
   /** event id → entry id of the scheduled events found in the stream. */
   readonly #found = new Map<string, string>();
+  /** event id → entry ids seen in the stream before the publisher's answer named the event. */
+  readonly #early = new Map<string, string[]>();
   #lastScanned = '0-0';
   /** Appended at least this many ms after their due time (the worst, for the report). */
   worstLatenessMs = 0;
@@ -35,6 +40,10 @@ export class ScheduleWatch {
   /** The publisher scheduled `eventId` for `dueMs` (retried publishes answer the same due time). */
   expect(eventId: string, dueMs: number): void {
     this.#due.set(eventId, dueMs);
+    const seen = this.#early.get(eventId);
+    if (seen === undefined) return;
+    this.#early.delete(eventId);
+    for (const id of seen) this.#judge(id, eventId);
   }
 
   get scheduled(): number {
@@ -63,7 +72,10 @@ export class ScheduleWatch {
   #judge(id: string, eventId: string | undefined): void {
     if (eventId === undefined) return;
     const due = this.#due.get(eventId);
-    if (due === undefined) return;
+    if (due === undefined) {
+      this.#early.set(eventId, [...(this.#early.get(eventId) ?? []), id]);
+      return;
+    }
     const earlier = this.#found.get(eventId);
     if (earlier !== undefined) {
       if (earlier !== id) this.history.violate('I8', `twice ${eventId}`, `scheduled event ${eventId} was appended twice (${earlier} and ${id})`);

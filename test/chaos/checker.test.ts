@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEADLINE_GRACE_MS, History } from '../../chaos/checker';
 import { FlowIntervals } from '../../chaos/flow-check';
+import { ScheduleWatch } from '../../chaos/scheduled';
 import { LedgerWriter } from '../../chaos/ledger';
 import { handlerTimeLimit, probeInTime, PROBE_MARGIN_MS } from '../../chaos/probe';
 
@@ -166,5 +167,49 @@ describe('I9: handlers of one flow key in flight (flow-check.ts)', () => {
     expect(flow.violations(limits)).toEqual([]);
     expect(flow.pastLease).toBe(1);
     expect(flow.handlers).toBe(3);
+  });
+});
+
+describe('I8: scheduled events seen by the stream scan (scheduled.ts)', () => {
+  /** The two reads the watch makes, over an in-memory stream and schedule. */
+  function adminOver(entries: Array<[string, string]>, scheduled: string[] = []) {
+    return {
+      xrange: async (_stream: string, start: string) => {
+        const after = start.slice(1);
+        return entries.filter(([id]) => compareIds(id, after) > 0).map(([id, eventId]) => [id, ['event_id', eventId, 'payload', '{}']]);
+      },
+      zscore: async (_key: string, member: string) => (scheduled.includes(member) ? '1' : null),
+    } as unknown as Parameters<ScheduleWatch['scan']>[0];
+  }
+  const compareIds = (a: string, b: string) => {
+    const [am, as] = a.split('-').map(Number) as [number, number];
+    const [bm, bs] = b.split('-').map(Number) as [number, number];
+    return am - bm || as - bs;
+  };
+
+  it('judges an event the move appended before its publisher heard back, instead of calling it lost', async () => {
+    const stream: Array<[string, string]> = [['1000-0', 'scheduled-1']];
+    const watch = new ScheduleWatch(STREAM, history);
+    await watch.scan(adminOver(stream)); // the move was seen before the (retried) publish answered
+    watch.expect('scheduled-1', 900);
+    watch.expect('scheduled-2', 5_000); // still waiting in the schedule
+    expect(await watch.finish(adminOver(stream, ['scheduled-2']), 'schedule')).toBe(1);
+    expect(history.violations).toEqual([]);
+    expect(watch.moved).toBe(1);
+  });
+
+  it('still flags an early append, a second append and a lost event', async () => {
+    const stream: Array<[string, string]> = [['1000-0', 'scheduled-1'], ['1001-0', 'scheduled-2'], ['1002-0', 'scheduled-2']];
+    const watch = new ScheduleWatch(STREAM, history);
+    await watch.scan(adminOver(stream));
+    watch.expect('scheduled-1', 1_500); // appended 500 ms before due
+    watch.expect('scheduled-2', 900);
+    watch.expect('scheduled-3', 900); // in neither
+    await watch.finish(adminOver(stream), 'schedule');
+    expect(history.violations.map((v) => v.detail)).toEqual([
+      expect.stringContaining('scheduled-1 was appended at 1000'),
+      expect.stringContaining('scheduled-2 was appended twice (1001-0 and 1002-0)'),
+      expect.stringContaining('scheduled-3 is neither in the stream nor in the schedule'),
+    ]);
   });
 });
