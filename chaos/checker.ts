@@ -20,10 +20,11 @@ import { packedPairs } from './msgpack';
 /**
  * I1-I6 as issue 13 names them; I7: effects exactly once through the Postgres inbox (scenario
  * 8); I8: scheduled events appended at most once, never before due, never lost (scheduled.ts);
- * I9: never more handlers of one flow key in flight than its group's limit (flow-check.ts).
+ * I9: never more handlers of one flow key in flight than its group's limit (flow-check.ts);
+ * I10: under strict order, a key's entry never starts before every earlier one committed.
  */
-export type Invariant = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9';
-export const INVARIANTS: readonly Invariant[] = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9'];
+export type Invariant = 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9' | 'I10';
+export const INVARIANTS: readonly Invariant[] = ['I1', 'I2', 'I3', 'I4', 'I5', 'I6', 'I7', 'I8', 'I9', 'I10'];
 
 export interface Violation {
   readonly invariant: Invariant;
@@ -77,7 +78,7 @@ export class History {
   #lastDltId = '0-0';
   readonly #violationKeys = new Set<string>();
   readonly violations: Violation[] = [];
-  readonly violationCounts: Record<Invariant, number> = { I1: 0, I2: 0, I3: 0, I4: 0, I5: 0, I6: 0, I7: 0, I8: 0, I9: 0 };
+  readonly violationCounts: Record<Invariant, number> = { I1: 0, I2: 0, I3: 0, I4: 0, I5: 0, I6: 0, I7: 0, I8: 0, I9: 0, I10: 0 };
   readonly #openRuns = new Map<number, StartLine>();
   worstOvershootMs = Number.NEGATIVE_INFINITY;
   runs = 0;

@@ -24,8 +24,8 @@ export interface ChildSettings {
    * the bounded run's wait (the default, exponential up to 15 min, would outlast it).
    */
   readonly retry?: { readonly maxMs: number };
-  /** Flow leases (issue 27): at most `limit` handlers of one flow key in flight, fleet-wide (I9). */
-  readonly flow?: { readonly limit: number };
+  /** Flow leases (issue 27): at most `limit` handlers of one flow key in flight, fleet-wide (I9); strict order (I10). */
+  readonly flow?: { readonly limit: number; readonly order?: 'none' | 'strict' };
 }
 
 export interface ChildConfig {

@@ -15,7 +15,7 @@ import { connectIoredis, connectIoredisCluster } from '../src/redis/ioredis-port
 import type { RedisPort } from '../src/redis/port';
 import { Deferral, Rejection } from '../src/verdict/verdict';
 import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type HandlerAction, type RunLine, type StartLine } from './child-config';
-import type { FlowEndLine, FlowStartLine } from './flow-check';
+import type { FlowCommitLine, FlowEndLine, FlowStartLine } from './flow-check';
 import { DEADLINE_OVERRUN_MS } from '../src/redis/deadline';
 import { commitInPostgres } from './inbox';
 import { LedgerWriter } from './ledger';
@@ -59,7 +59,7 @@ function connect(config: ChildConfig): RedisPort {
   return connectIoredisCluster([...config.redis.nodes], { redisOptions: { connectTimeout: 1_000 }, clusterRetryStrategy: () => 50 });
 }
 
-function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK' | 'FLOW_START' | 'FLOW_END', line: StartLine | RunLine | EarlyAckLine | FlowStartLine | FlowEndLine): void {
+function emit(prefix: 'START' | 'RUN' | 'EARLY_ACK' | 'FLOW_START' | 'FLOW_END' | 'FLOW_COMMIT', line: StartLine | RunLine | EarlyAckLine | FlowStartLine | FlowEndLine | FlowCommitLine): void {
   process.stdout.write(`${prefix} ${JSON.stringify(line)}\n`);
 }
 
@@ -109,6 +109,7 @@ async function main(config: ChildConfig): Promise<void> {
     handler: async (delivery) => {
       const handlerStarted = Date.now();
       const limit = handlerTimeLimit(handlerStarted, settings.handlerTimeoutMs, Math.min(delivery.deadline, runDeadline - settings.settleReserveMs));
+      const key = settings.flow ? delivery.flowKey : undefined;
       const commit = async (): Promise<'duplicate' | undefined> => {
         // A commit is a round trip to a database: it finishes after the handler's first
         // tick, so an ack sent before the handler returns would beat it to durability.
@@ -122,6 +123,8 @@ async function main(config: ChildConfig): Promise<void> {
         // checker compares acks with (written before the handler returns, as always).
         const fresh = pool ? await commitInPostgres(pool, config.inbox!.tables, config.group, delivery.eventId, delivery.payload.n) : true;
         await ledger.commit({ group: config.group, entryId: delivery.entry.id, eventId: delivery.eventId });
+        // I10: when the key's next entry may start, under strict order.
+        if (key !== undefined) emit('FLOW_COMMIT', { pid: process.pid, group: config.group, entryId: delivery.entry.id, at: Date.now() });
         return fresh ? undefined : 'duplicate';
       };
       const { n, plan } = delivery.payload;
@@ -131,7 +134,6 @@ async function main(config: ChildConfig): Promise<void> {
       const rejectFrom = plan?.indexOf('reject') ?? -1;
       const planned = rejectFrom >= 0 && delivery.deliveries - 1 >= rejectFrom ? 'reject' : plan?.[delivery.deliveries - 1];
       const action = (retaining ? 'defer' : (planned ?? 'commit')) as HandlerAction;
-      const key = settings.flow ? delivery.flowKey : undefined;
       if (key === undefined) return (await act(action, commit)) as undefined;
       // I9: this handler's interval, from its first line to its last (a throw included).
       const entryId = delivery.entry.id;

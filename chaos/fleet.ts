@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { removeFolder, trackChild, trackFolder } from './cleanup';
 import { HMAC_KEY_ENV, type ChildConfig, type EarlyAckLine, type RunLine, type StartLine } from './child-config';
-import type { FlowEndLine, FlowStartLine } from './flow-check';
+import type { FlowCommitLine, FlowEndLine, FlowStartLine } from './flow-check';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -53,6 +53,8 @@ export interface FleetEvents {
   /** A handler of an entry with a flow key started / ended (I9). */
   onFlowStart(line: FlowStartLine): void;
   onFlowEnd(line: FlowEndLine): void;
+  /** A handler of an entry with a flow key committed (I10). */
+  onFlowCommit(line: FlowCommitLine): void;
   /** A child exited without being killed by the harness. */
   onCrash(slot: string, pid: number | undefined, code: number | null, signal: string | null, stderr: string): void;
   /** A child is gone (killed at `at`, or exited then) and every line it wrote has been read. */
@@ -127,6 +129,7 @@ export class Fleet {
         else if (line.startsWith('EARLY_ACK ')) this.#events.onEarlyAck(JSON.parse(line.slice(10)) as EarlyAckLine);
         else if (line.startsWith('FLOW_START ')) this.#events.onFlowStart(JSON.parse(line.slice(11)) as FlowStartLine);
         else if (line.startsWith('FLOW_END ')) this.#events.onFlowEnd(JSON.parse(line.slice(9)) as FlowEndLine);
+        else if (line.startsWith('FLOW_COMMIT ')) this.#events.onFlowCommit(JSON.parse(line.slice(12)) as FlowCommitLine);
         else if (line.startsWith('START ')) {
           // A START still in the pipe when the harness killed the process makes it live no more.
           if (slot.child === child && !slot.killedByUs) slot.live = true;

@@ -36,6 +36,8 @@ export interface GroupSpec {
   readonly retainDeliveries?: number;
   /** Flow leases on for this group, with this limit (I9). */
   readonly flowLimit?: number;
+  /** With flowLimit 1: strict per-key order (I10). */
+  readonly flowOrder?: 'strict';
 }
 
 export interface Sizes {
@@ -267,6 +269,7 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     onEarlyAck: (line) => history.earlyAck(line),
     onFlowStart: (line) => flow.started(line),
     onFlowEnd: (line) => flow.ended(line),
+    onFlowCommit: (line) => flow.committed(line),
     onGone: (pid, at) => {
       history.processGone(pid, at);
       flow.processGone(pid, at);
@@ -306,7 +309,7 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
         commitDelayMs: group.commitDelayMs ?? 0,
         retainEvery: group.retainEvery ?? 0,
         retainDeliveries: group.retainDeliveries ?? 0,
-        settings: group.flowLimit === undefined ? settings : { ...settings, flow: { limit: group.flowLimit } },
+        settings: group.flowLimit === undefined ? settings : { ...settings, flow: { limit: group.flowLimit, order: group.flowOrder ?? 'none' } },
         ...(tables ? { inbox: { url: postgresUrl, tables } } : {}),
       };
       fleet.add(slot, config);
@@ -421,6 +424,14 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
   // After the processes are gone: every handler interval is closed.
   const limits = new Map(def.groups.map((group) => [group.name, group.flowLimit ?? Number.POSITIVE_INFINITY]));
   for (const detail of flow.violations((group) => limits.get(group) ?? Number.POSITIVE_INFINITY)) history.violate('I9', detail, detail);
+  if (def.flowKeys) {
+    history.readLedgers();
+    const keyed = keyedEntries(history, def.name, def.flowKeys);
+    for (const group of def.groups.filter((g) => g.flowOrder === 'strict')) {
+      const committed = history.commits.get(group.name)!;
+      for (const detail of flow.orderViolations(group.name, keyed, (id) => committed.has(id))) history.violate('I10', detail, detail);
+    }
+  }
   const { committed, duplicates } = history.duplicates();
   return {
     scenario: def.name,
@@ -451,6 +462,22 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     durationMs: Date.now() - startedAt,
     replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,
   };
+}
+
+/** The published entries with a flow key (event n has key `k<n mod flowKeys>`), in stream order. */
+function keyedEntries(history: History, scenario: string, flowKeys: number): Array<{ id: string; key: string }> {
+  const keyed: Array<{ id: string; key: string }> = [];
+  for (const entry of history.known.values()) {
+    const n = entry.kind === 'normal' && entry.eventId.startsWith(`${scenario}-`) ? Number(entry.eventId.slice(scenario.length + 1)) : Number.NaN;
+    if (Number.isInteger(n)) keyed.push({ id: entry.id, key: `k${n % flowKeys}` });
+  }
+  return keyed.sort((a, b) => compareEntryIds(a.id, b.id));
+}
+
+function compareEntryIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
+  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
+  return am === bm ? (as < bs ? -1 : as > bs ? 1 : 0) : am < bm ? -1 : 1;
 }
 
 /** Publishes the normal events (signed, deduped, paced) and, for the poison scenario, the catalogue rounds between them. */

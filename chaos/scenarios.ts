@@ -199,11 +199,11 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
   },
   {
     name: 'flow-control',
-    title: 'flow leases (limit 1 and 2, 20 keys): pollers SIGKILLed, Redis kill -9 (AOF) and stalled connections together; never more handlers of a key in flight than its limit (I9)',
+    title: 'flow leases (strict order, and limit 2; 20 keys): pollers SIGKILLed, Redis kill -9 (AOF) and stalled connections together; never more handlers of a key in flight than its limit (I9), and under strict order none before the earlier ones committed (I10)',
     topology: 'aof',
     proxy: true,
     groups: [
-      { name: 'g1', pollers: 3, flowLimit: 1 },
+      { name: 'g1', pollers: 3, flowLimit: 1, flowOrder: 'strict' },
       { name: 'g2', pollers: 3, flowLimit: 2 },
     ],
     flowKeys: 20,

@@ -80,6 +80,7 @@
   KEYS[8]  the stream's schedule: packed entries hash      }
   KEYS[9]  flow leases of this group (lib/flow-lease.lua; touched only with a flow token)
   KEYS[10] flow: the group's ready keys (a set; see lib/flow-lease.lua)
+  KEYS[11] flow: the group's per-key queues (a sorted set; see lib/flow-lease.lua)
   ARGV[1]  group
   ARGV[2]  consumer
   ARGV[3]  min idle, ms
@@ -98,6 +99,7 @@
   ARGV[15] flow: the run's lease token ('' = no flow control: the steps below skip it all)
   ARGV[16] flow: lease length, ms (the run's deadline + overrun, less the caller's now)
   ARGV[17] flow: most runs that may hold one key at once (the limit)
+  ARGV[18] flow: '1' for strict per-key order (a dead run's pending entries become heads)
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
            fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh }
@@ -126,19 +128,22 @@
     parked_fresh     of those, fresh ones (read, so the stream has moved past them)
 
   Flow leases (SPEC §5.7, with a token only). Every entry taken above that names a flow key
-  (its last flow_key field) is admitted only under a lease on that key (lib/flow-lease.lua):
-  the run's own holder takes it (a run handles its entries of one key one at a time, by its
-  ordering key), or a new holder does while fewer than `limit` runs hold the key. An entry
-  that cannot be admitted is parked, never returned: put back in this consumer's PEL as if
-  never claimed (its delivery count before this claim, idle at least minIdle, so it is due
-  once nothing defers it), with a not-before at the earliest holder's expiry in the deferral
-  hash, and on the key's waiting list. It is looked at again when its key is served from the
-  ready set or when that lease ends: never every round. Ready keys (a settle freed a slot
-  while entries waited) are served before the reclaim's cursor pass: each key's waiting
-  entries, first parked first, are claimed here under a lease of this run, within the
-  reclaim count and the byte allowance; a key with more waiting goes back to the set.
-  Entries without a key are admitted as before. A fresh read never goes native with flow on:
-  the entries must pass through here.
+  (its last flow_key field) is admitted only under a lease on that key and only when no
+  earlier entry of the key waits in its queue (lib/flow-lease.lua): the run's own holder
+  takes it (a run handles its entries of one key one at a time, by its ordering key), or a
+  new holder does while fewer than `limit` runs hold the key. An entry that cannot be
+  admitted is parked, never returned: put back in this consumer's PEL as if never claimed
+  (its delivery count before this claim, idle at least minIdle, so it is due once nothing
+  defers it), with a not-before at the earliest holder's expiry (or this lease's, when the
+  key is free and only its queue is ahead) in the deferral hash, and queued ('p'). It is
+  looked at again when its key is served from the ready set or when that not-before passes:
+  never every round. Ready keys (a slot is free while entries wait) are served before the
+  reclaim's cursor pass: each key's queue, in id order, is claimed here under a lease of
+  this run, within the reclaim count and the byte allowance; a parked entry is taken at
+  once, a head only when due (otherwise the key waits for it: the cursor pass takes the
+  head when it is due, and its settle makes the key ready again); a key with more waiting
+  goes back to the set. Entries without a key are admitted as before. A fresh read never
+  goes native with flow on: the entries must pass through here.
 
   Scheduled events (SPEC §5.6). Before anything else reads the stream, the due ones are moved
   into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
@@ -150,6 +155,7 @@
   head, SPEC §5.7).
 ]]
 -- #include lib/schedule-move.lua
+-- #include lib/stream-id.lua
 -- #include lib/flow-lease.lua
 local stream, cursor_key, sizes_key, large_key, gate_key, defer_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
@@ -158,7 +164,8 @@ local allowance = tonumber(ARGV[5])
 local alone = ARGV[6] == '1'
 local fresh_count = tonumber(ARGV[7])
 local fresh_mode = ARGV[8]
-local lease_key, ready_key, flow_token = KEYS[9], KEYS[10], ARGV[15] or ''
+local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11], ARGV[15] or ''
+local flow_strict = ARGV[18] == '1'
 -- Entries read natively never pass through this script: with flow on, every read is here.
 if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.
@@ -340,50 +347,53 @@ end
 
 -- ---- 1a. flow: ready keys first (see the header)
 if flow_token ~= '' and reclaim_count > 0 then
-  local now, expires, limit = redis_now(), redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
+  local expires, limit = redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
   local keys, served = redis.call('SPOP', ready_key, reclaim_count), {}
   for k, key in ipairs(keys) do
     if #reclaimed + #deleted >= reclaim_count or cut == 1 then
       redis.call('SADD', ready_key, unpack(keys, k))
       break
     end
-    local holders, waiting = flow_decode(redis.call('HGET', lease_key, key))
-    holders = flow_live(holders, now, flow_token)
-    local mine = flow_holder_of(holders, flow_token)
-    if mine == nil and #holders < limit then
-      holders[#holders + 1] = { flow_token, expires }
-      mine = #holders
-    end
-    -- Busy again (taken by a fresh entry meanwhile): its holder's settle makes it ready again.
-    if mine ~= nil then
-      local holder = holders[mine]
-      if tonumber(holder[2]) < expires then holder[2] = expires end
-      while #waiting > 0 and #reclaimed + #deleted < reclaim_count do
-        local id = waiting[1]
+    local state = flow_open(redis.call('HGET', lease_key, key), redis_now(), flow_token, flow_strict, stream, group, queue_key, key)
+    -- Busy again (taken meanwhile): the holder's settle makes it ready again.
+    local holder = flow_join(state, flow_token, expires, limit)
+    -- again: the key still has entries this claim had no room for; false once its head is not due.
+    local again = holder ~= nil
+    while holder and again and state.waiting > 0 do
+      local room = reclaim_count - #reclaimed - #deleted
+      if room <= 0 or cut == 1 then break end
+      local first = flow_queue_first(queue_key, key, room)
+      for _, member in ipairs(first) do
+        local id, mark = member[1], member[3]
         local row = redis.call('XPENDING', stream, group, id, id, 1)[1]
+        local at = row and mark == 'h' and due_at(id, row[4], row[3], tonumber(redis.call('HGET', defer_key, id)))
+        if at and at > redis_now() then
+          saw_due_at(at)
+          again = false
+          break
+        end
         local entry = row and redis.call('XCLAIM', stream, group, consumer, 0, id)[1]
-        if row == nil then
-          table.remove(waiting, 1)
-        elseif entry == nil then
-          table.remove(waiting, 1)
-          if redis.call('XPENDING', stream, group, id, id, 1)[1] == nil then deleted[#deleted + 1] = id end
-          served[#served + 1] = id
-        elseif fits(entry_bytes(entry)) then
-          table.remove(waiting, 1)
-          taken = taken + entry_bytes(entry)
-          reclaimed[#reclaimed + 1], counts[#counts + 1], idles[#idles + 1] = entry, row[4] + 1, row[3]
-          if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
-          served[#served + 1] = id
-        else
+        if row and entry and not fits(entry_bytes(entry)) then
           redis.call('XCLAIM', stream, group, consumer, 0, id, 'IDLE', row[3], 'RETRYCOUNT', row[4], 'JUSTID')
           cut = 1
           break
         end
+        state.waiting = state.waiting - flow_dequeue(queue_key, key, id)
+        served[#served + 1] = id
+        if entry then
+          taken = taken + entry_bytes(entry)
+          reclaimed[#reclaimed + 1], counts[#counts + 1], idles[#idles + 1] = entry, row[4] + 1, row[3]
+          if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
+        elseif row and redis.call('XPENDING', stream, group, id, id, 1)[1] == nil then
+          deleted[#deleted + 1] = id
+        end
       end
-      if #holder <= 2 then table.remove(holders, mine) end
-      if #waiting > 0 then redis.call('SADD', ready_key, key) end
+      -- A short page emptied the key's queue (a count off by a crash heals here).
+      if again and cut == 0 and #first < room then state.waiting = 0 end
     end
-    flow_store(lease_key, key, holders, waiting)
+    flow_leave_if_empty(state, flow_token)
+    if again and state.waiting > 0 then redis.call('SADD', ready_key, key) end
+    flow_store(lease_key, key, state)
   end
   if #served > 0 then forget_deferrals(served) end
 end
@@ -444,11 +454,6 @@ if reclaim_count > 0 then
 end
 
 -- ---- 2. fresh entries
-local function padded_id(id)
-  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-  return string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq
-end
-
 -- Every group has read the whole stream: nothing unread is of unknown size, the counts may start over.
 local function adopt()
   local ok, flat = pcall(redis.call, 'XINFO', 'STREAM', stream)
@@ -599,34 +604,37 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     local last = math.min(first + HASH_CHUNK - 1, #touched)
     local values = redis.call('HMGET', lease_key, unpack(touched, first, last))
     for i = first, last do
-      local holders, waiting = flow_decode(values[i - first + 1])
-      states[touched[i]] = { holders = flow_live(holders, now, flow_token), waiting = waiting }
+      states[touched[i]] = flow_open(values[i - first + 1], now, flow_token, flow_strict, stream, group, queue_key, touched[i])
     end
   end
-  local not_before = {}
-  -- Admits `id` under `key`'s lease (true), or records why it waits and until when (false).
-  local function admit(id, key)
-    local state = states[key]
-    local mine = flow_holder_of(state.holders, flow_token)
-    if mine == nil and #state.holders < limit then
-      state.holders[#state.holders + 1] = { flow_token, expires }
-      mine = #state.holders
+  -- The padded id of the key's first waiting entry (looked up once, then kept current); nil when none.
+  local function head_of(state, key)
+    if state.waiting > 0 and state.head == nil then
+      local first = flow_queue_first(queue_key, key, 1)[1]
+      if first then state.head = first[2] else state.waiting = 0 end
     end
-    if mine ~= nil then
-      local holder = state.holders[mine]
-      if tonumber(holder[2]) < expires then holder[2] = expires end
+    return state.waiting > 0 and state.head or nil
+  end
+  local not_before, ready = {}, {}
+  -- Admits `id` under `key`'s lease (true), or parks it in the key's queue with a not-before (false).
+  local function admit(id, key)
+    local state, padded = states[key], padded_id(id)
+    local head = head_of(state, key)
+    local behind = head ~= nil and head < padded
+    local holder = not behind and flow_join(state, flow_token, expires, limit)
+    if holder then
       if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
-      flow_drop_id(state.waiting, 1, id)
+      if head == padded then
+        state.waiting, state.head = state.waiting - flow_dequeue(queue_key, key, id), nil
+      end
       return true
     end
-    local free_at
-    for _, holder in ipairs(state.holders) do
-      local at = tonumber(holder[2])
-      if free_at == nil or at < free_at then free_at = at end
-    end
+    state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'p')
+    if head == nil or padded < head then state.head = padded end
+    -- Behind its queue while a slot is free (or this run's): the queue is served next claim.
+    if behind and (#state.holders < limit or flow_holder_of(state.holders, flow_token)) then ready[#ready + 1] = key end
     not_before[#not_before + 1] = id
-    not_before[#not_before + 1] = string.format('%d', free_at)
-    if #state.waiting < FLOW_WAITING_MAX and not flow_lists_id(state.waiting, 1, id) then state.waiting[#state.waiting + 1] = id end
+    not_before[#not_before + 1] = string.format('%d', flow_free_at(state) or expires)
     return false
   end
   local kept, kept_counts, kept_idles = {}, {}, {}
@@ -662,7 +670,10 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   for first = 1, #not_before, 2 * HASH_CHUNK do
     redis.call('HSET', defer_key, unpack(not_before, first, math.min(first + 2 * HASH_CHUNK - 1, #not_before)))
   end
-  for _, key in ipairs(touched) do flow_store(lease_key, key, states[key].holders, states[key].waiting) end
+  for first = 1, #ready, HASH_CHUNK do
+    redis.call('SADD', ready_key, unpack(ready, first, math.min(first + HASH_CHUNK - 1, #ready)))
+  end
+  for _, key in ipairs(touched) do flow_store(lease_key, key, states[key]) end
 end
 
 return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved, parked, parked_fresh }

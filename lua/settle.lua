@@ -33,26 +33,33 @@
   than asked — a retry, never a loss.
 
   Flow leases (SPEC §5.7, lib/flow-lease.lua), when the round returns any: each key's entries
-  leave this run's holder (a holder left with none goes, freeing its slot), and a key with a
-  free slot and waiting entries goes into the ready set, which the next claim serves first. A run whose holder is gone — its lease
-  ran out and the key moved on — changes nothing of the key: it counts lease_lost, and its
-  verdicts still apply (an ack is of committed work). Replayed, removing ids already gone
-  does nothing (a replay may count lease_lost once more).
+  leave this run's holder (a holder left with none goes, freeing its slot); under strict
+  order the ones the caller names to queue (retained, or never started) that are still
+  pending become heads of the key's queue, so no later entry of the key overtakes them; and
+  a key with a free slot and waiting entries goes into the ready set, which the next claim
+  serves first. This runs after the acks and before the dead-letters: the caller never names
+  an acked or dead-lettered entry to queue. A run whose holder is gone — its lease ran out
+  and the key moved on (under strict order, after its pending entries were queued) —
+  changes nothing of the key: it counts lease_lost, and its verdicts still apply (an ack is
+  of committed work). Replayed, removing ids already gone and queueing what is queued do
+  nothing (a replay may count lease_lost once more).
 
   KEYS[1]     source stream
   KEYS[2]     dead-letter stream
   KEYS[3]     deferral hash of the group: entry id -> not-before, Redis ms
   KEYS[4]     flow leases of the group (read only when flow leases are returned)
   KEYS[5]     the group's ready flow keys (a set)
-  KEYS[6..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
+  KEYS[6]     the group's per-key flow queues (a sorted set)
+  KEYS[7..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
               (per group and entry, SPEC §3.4: a marker never hides another group's verdict
               or another entry that reuses an event id)
   ARGV[1]     group
   ARGV[2]     marker TTL, seconds
   ARGV[3]     n = number of ack ids, followed by the n ids
   then        m = number of deferrals, followed by m pairs: entry id, delay (ms)
-  then        f = number of flow keys returned; when f > 0: the run's token, the limit, then
-              per key: the key, n, and the n entry ids leaving the run's holder
+  then        f = number of flow keys returned; when f > 0: the run's token, the limit, '1' for
+              strict order (else '0'), then per key: the key, n, the n entry ids leaving the
+              run's holder, q, and the q of them to queue as heads (strict order only)
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
   Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, ready }
@@ -64,7 +71,7 @@
     ready          flow keys this settle made ready (a slot freed while entries waited)
 ]]
 -- #include lib/flow-lease.lua
-local stream, dlt, defer_key, lease_key, ready_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local stream, dlt, defer_key, lease_key, ready_key, queue_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, marker_ttl = ARGV[1], ARGV[2]
 local ack_count = tonumber(ARGV[3])
 
@@ -123,30 +130,37 @@ local flow_keys = tonumber(ARGV[i])
 local lease_lost, ready = 0, 0
 i = i + 1
 if flow_keys > 0 then
-  local token, limit = ARGV[i], tonumber(ARGV[i + 1])
+  local token, limit, strict = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2] == '1'
   local now = tonumber(server_now_ms())
-  i = i + 2
+  i = i + 3
   for _ = 1, flow_keys do
     local key, n = ARGV[i], tonumber(ARGV[i + 1])
     local first_id, last_id = i + 2, i + 1 + n
-    i = last_id + 1
-    local holders, waiting = flow_decode(redis.call('HGET', lease_key, key))
-    holders = flow_live(holders, now, token)
-    local mine = flow_holder_of(holders, token)
+    local q = tonumber(ARGV[last_id + 1])
+    local first_queued, last_queued = last_id + 2, last_id + 1 + q
+    i = last_queued + 1
+    local state = flow_open(redis.call('HGET', lease_key, key), now, token, strict, stream, group, queue_key, key)
+    local mine = flow_holder_of(state.holders, token)
     if mine == nil then
       lease_lost = lease_lost + 1
     else
-      local holder = holders[mine]
+      local holder = state.holders[mine]
       for j = first_id, last_id do flow_drop_id(holder, 3, ARGV[j]) end
-      if #holder <= 2 then table.remove(holders, mine) end
-      if #holders < limit and #waiting > 0 then ready = ready + redis.call('SADD', ready_key, key) end
-      flow_store(lease_key, key, holders, waiting)
+      flow_leave_if_empty(state, token)
+      for j = first_queued, last_queued do
+        local id = ARGV[j]
+        if redis.call('XPENDING', stream, group, id, id, 1)[1] then state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'h') end
+      end
+    end
+    if mine ~= nil or state.changed then
+      if #state.holders < limit and state.waiting > 0 then ready = ready + redis.call('SADD', ready_key, key) end
+      flow_store(lease_key, key, state)
     end
   end
 end
 
 local written, hits = 0, 0
-local k = 6
+local k = 7
 while i <= #ARGV do
   local entry_id, event_id, reason, deliveries = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local marker = KEYS[k]

@@ -1,38 +1,107 @@
 --[[
-  lib/flow-lease.lua: per-key concurrency leases of one consumer group (SPEC §5.7), shared by
-  the claim that takes them (claim.lua) and the settle that returns them (settle.lua).
+  lib/flow-lease.lua: per-key concurrency leases and per-key queues of one consumer group
+  (SPEC §5.7), shared by the claim that takes leases (claim.lua) and the settle that returns
+  them (settle.lua).
 
-  One hash per group holds every leased key: field = the flow key's bytes (never a key name,
-  so Cluster slots and the name rules are untouched), value = cmsgpack of { holders, waiting }:
-    holders  at most `limit` runs, each { token, expires_at, id, id, ... }: the run's token,
-             when its lease ends (Redis ms: the run's deadline + the overrun, so a crashed run
-             never blocks the key past it, which is within minIdle of its claim), and the
-             entries of the key admitted to that run and not yet returned;
-    waiting  entries parked behind the key (claim.lua), first parked first, at most
-             FLOW_WAITING_MAX: the settle that frees a slot puts the key in the group's ready
-             set, and the next claim serves them from there, in order, instead of waiting
-             for their not-before (the holder's expiry).
+  Two keys per group; a flow key's bytes are only ever a hash field or part of a member, never
+  a key name, so Cluster slots and the name rules are untouched:
+    lease hash   field = the flow key, value = cmsgpack { holders, waiting }:
+                 holders  at most `limit` runs, each { token, expires_at, id, id, ... }: the
+                          run's token, when its lease ends (Redis ms: the run's deadline + the
+                          overrun, so a crashed run never blocks the key past it, which is
+                          within minIdle of its claim), and the entries of the key admitted to
+                          that run and not yet returned;
+                 waiting  how many of the key's entries are in the queue.
+    queue        a sorted set, every score 0, member = flow_member(key, id, mark): the key's
+                 waiting entries in id order (lex order: the key's bytes behind their length,
+                 then the padded id), each marked
+                   'p' parked: claimed while the key was busy or behind an earlier waiting
+                       entry, put back as if never claimed; served when its turn comes;
+                   'h' a head (strict order): retained by its handler, left unseen or held by
+                       a run that ended, or still pending in a holder whose lease ran out;
+                       served only once due (its backoff, its deferral).
+  Admission is first in, first out per key: an entry is admitted only when no earlier entry
+  of its key waits, and under the run's own holder or a new one while fewer than `limit`
+  hold the key. A key whose slot is free while entries wait is put in the group's ready set,
+  which the next claim serves first. Strict order adds the heads, so a key whose earliest
+  pending entry was retained stays closed to every later entry until that one settles.
+
   A holder whose lease ended is dropped by whoever next touches the key (its run ended or
-  died); a holder is never changed by another token, so a stale run can never free a slot it
-  lost (the fence: its settle finds no holder, counts it, and leaves the key alone).
+  died) — under strict order after its still-pending entries became heads, so a dead run's
+  entries are never overtaken. A holder is never changed by another token, so a stale run
+  can never free a slot it lost (the fence: its settle finds no holder, counts it, and
+  leaves the key alone).
 ]]
-local FLOW_WAITING_MAX = 64
+-- #include lib/stream-id.lua
 
--- A key's holders and waiting list from the hash value (absent or unreadable: none).
+-- A key's holders and waiting count from the hash value (absent or unreadable: none).
 local function flow_decode(value)
-  if not value then return {}, {} end
+  if not value then return {}, 0 end
   local ok, state = pcall(cmsgpack.unpack, value)
-  if not ok or type(state) ~= 'table' then return {}, {} end
-  return state[1] or {}, state[2] or {}
+  if not ok or type(state) ~= 'table' then return {}, 0 end
+  return state[1] or {}, tonumber(state[2]) or 0
 end
 
--- The holders still in their lease at `now`, `token`'s always kept (its own run decides for it).
-local function flow_live(holders, now, token)
-  local live = {}
-  for _, holder in ipairs(holders) do
-    if holder[1] == token or tonumber(holder[2]) > now then live[#live + 1] = holder end
+-- The queue's members of `key` start with this: its length, fixed width, so no key is a
+-- prefix of another's members.
+local function flow_prefix(key)
+  return string.format('%05d', #key) .. key .. '|'
+end
+
+local function flow_member(key, id, mark)
+  return flow_prefix(key) .. padded_id(id) .. mark
+end
+
+-- Adds `id` to `key`'s queue with `mark` (replacing the other mark); 1 when it was not there.
+local function flow_enqueue(queue_key, key, id, mark)
+  local other = mark == 'p' and 'h' or 'p'
+  local replaced = redis.call('ZREM', queue_key, flow_member(key, id, other))
+  return redis.call('ZADD', queue_key, 0, flow_member(key, id, mark)) - replaced
+end
+
+-- Takes `id` out of `key`'s queue; 1 when it was there.
+local function flow_dequeue(queue_key, key, id)
+  return redis.call('ZREM', queue_key, flow_member(key, id, 'p'), flow_member(key, id, 'h'))
+end
+
+-- The first `n` waiting entries of `key`, in id order: { { id, padded, mark }, ... }.
+local function flow_queue_first(queue_key, key, n)
+  local prefix = flow_prefix(key)
+  local members = redis.call('ZRANGEBYLEX', queue_key, '[' .. prefix, '(' .. prefix .. '\255', 'LIMIT', 0, n)
+  local first = {}
+  for i, member in ipairs(members) do
+    local padded = string.sub(member, #prefix + 1, #prefix + 41)
+    first[i] = { unpadded_id(padded), padded, string.sub(member, -1) }
   end
-  return live
+  return first
+end
+
+-- Strict order: the still-pending entries of a holder whose lease ran out become heads of
+-- the key's queue (its run died or ended with them unsettled). Returns how many were added.
+local function flow_convert(stream, group, queue_key, key, holder)
+  local added = 0
+  for i = 3, #holder do
+    local id = holder[i]
+    if redis.call('XPENDING', stream, group, id, id, 1)[1] then added = added + flow_enqueue(queue_key, key, id, 'h') end
+  end
+  return added
+end
+
+-- A key's state as the run `token` sees it at `now`: the holders still in their lease (its own
+-- always kept: its run decides for it), and the waiting count. With `strict`, a dropped
+-- holder's pending entries are queued first (flow_convert); changed is then true.
+local function flow_open(value, now, token, strict, stream, group, queue_key, key)
+  local holders, waiting = flow_decode(value)
+  local state = { holders = {}, waiting = waiting, changed = false }
+  for _, holder in ipairs(holders) do
+    if holder[1] == token or tonumber(holder[2]) > now then
+      state.holders[#state.holders + 1] = holder
+    else
+      state.changed = true
+      if strict then state.waiting = state.waiting + flow_convert(stream, group, queue_key, key, holder) end
+    end
+  end
+  return state
 end
 
 local function flow_holder_of(holders, token)
@@ -42,12 +111,43 @@ local function flow_holder_of(holders, token)
   return nil
 end
 
+-- The run's holder of the key, joined (a new one while fewer than `limit` hold it) and lasting
+-- at least until `expires`; nil when the key is busy.
+local function flow_join(state, token, expires, limit)
+  local mine = flow_holder_of(state.holders, token)
+  if mine == nil then
+    if #state.holders >= limit then return nil end
+    state.holders[#state.holders + 1] = { token, expires }
+    mine = #state.holders
+  end
+  local holder = state.holders[mine]
+  if tonumber(holder[2]) < expires then holder[2] = expires end
+  return holder
+end
+
+-- Drops the run's holder when it holds no entry (its slot frees).
+local function flow_leave_if_empty(state, token)
+  local mine = flow_holder_of(state.holders, token)
+  if mine and #state.holders[mine] <= 2 then table.remove(state.holders, mine) end
+end
+
+-- When the earliest holder's lease ends (Redis ms); nil when nothing holds the key.
+local function flow_free_at(state)
+  local at
+  for _, holder in ipairs(state.holders) do
+    local ends = tonumber(holder[2])
+    if at == nil or ends < at then at = ends end
+  end
+  return at
+end
+
 -- Writes a key's state back, or deletes its field when nothing holds or waits on it.
-local function flow_store(lease_key, key, holders, waiting)
-  if #holders == 0 and #waiting == 0 then
+local function flow_store(lease_key, key, state)
+  if state.waiting < 0 then state.waiting = 0 end
+  if #state.holders == 0 and state.waiting == 0 then
     redis.call('HDEL', lease_key, key)
   else
-    redis.call('HSET', lease_key, key, cmsgpack.pack({ holders, waiting }))
+    redis.call('HSET', lease_key, key, cmsgpack.pack({ state.holders, state.waiting }))
   end
 end
 

@@ -20,6 +20,8 @@
     first      index in values of the first field name (the entry is values[first..#values])
   The size counted is what a claim counts: the id, and every field name and value.
 ]]
+-- #include lib/stream-id.lua
+
 -- Entries up to this size are not recorded one by one (claim.lua counts SMALL for each).
 local RECORD_SIZE_SMALL = 1024
 
@@ -28,8 +30,7 @@ local function record_entry_size(sizes_key, large_key, id, values, first)
   for i = first, #values do bytes = bytes + #values[i] end
   redis.call('HINCRBY', sizes_key, 'appended', 1)
   if bytes > RECORD_SIZE_SMALL then
-    local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-    redis.call('ZADD', large_key, 0, string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq .. ' ' .. bytes)
+    redis.call('ZADD', large_key, 0, padded_id(id) .. ' ' .. bytes)
     redis.call('HINCRBY', sizes_key, 'large', 1)
   end
 end

@@ -22,7 +22,7 @@ import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import type { Operation, ScriptCall } from '../redis/script';
 import { sizeKeys } from '../entry/size-keys';
 import { scheduleKeys } from '../entry/schedule-keys';
-import { flowReadyKey } from '../entry/keys';
+import { flowQueueKey, flowReadyKey } from '../entry/keys';
 import { retryArgs } from './retry';
 
 export type FreshRead = 'lua' | 'native' | 'none';
@@ -50,6 +50,8 @@ export interface FlowLeasePlan {
   /** How long a lease taken by this claim lasts on the Redis clock: the run's deadline + overrun, less now. */
   readonly leaseMs: number;
   readonly limit: number;
+  /** Strict per-key order: a dead run's pending entries become their key's heads. */
+  readonly strict: boolean;
 }
 
 export interface ClaimResult {
@@ -122,7 +124,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
   const schedule = scheduleKeys(stream);
   return {
     script: claimScript,
-    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries, flowLease, flowReadyKey(flowLease)],
+    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries, flowLease, flowReadyKey(flowLease), flowQueueKey(flowLease)],
     args: [
       config.group,
       config.consumer,
@@ -137,6 +139,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
       plan.flow?.token ?? '',
       Math.max(1, Math.floor(plan.flow?.leaseMs ?? 0)),
       plan.flow?.limit ?? 0,
+      plan.flow?.strict === true ? 1 : 0,
     ],
   };
 }

@@ -105,12 +105,24 @@ export const consumerConfigSchema = z.strictObject({
    * handled only under a lease on that key, held by at most `limit` runs of the group at once
    * (each run handles its entries of one key one at a time), so no more than `limit` handlers
    * of one key are ever in flight. An entry whose key is busy is parked, never handled or
-   * acked, and comes back when a slot frees. Entries without the field flow as before.
+   * acked, and comes back when a slot frees. A key's entries are admitted first in, first
+   * out. Entries without the field flow as before. `false`: off, as when absent (saga
+   * consumers turn it on when absent).
    */
   flow: z.optional(
-    z.strictObject({
+    z.union([
+      z.literal(false),
+      z.strictObject({
       limit: z._default(z.int().check(z.minimum(1), z.maximum(MAX_FLOW_LIMIT)), 1),
-    }),
+      /**
+       * 'strict': a key whose earliest pending entry was retained (or left unsettled by a run
+       * that ended or died) stays closed to every later entry of it until that one settles —
+       * FIFO per key across the fleet, like SQS FIFO message groups. Needs limit 1.
+       * 'none' (default): at most `limit` in flight per key, no order across runs.
+       */
+      order: z._default(z.enum(['none', 'strict']), 'none'),
+      }),
+    ]),
   ),
   /**
    * Retry backoff (SPEC §5.6): a retained entry is reclaimed no earlier than this wait after
@@ -196,7 +208,14 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
     });
   }
   problems.push(...hashTagProblems(config.keys, config.keyTag), ...retryProblems(config));
-  if (config.flow !== undefined && config.wait === 'block') {
+  const flow = flowOf(config);
+  if (flow?.order === 'strict' && flow.limit !== 1) {
+    problems.push({
+      path: 'flow.limit',
+      message: `must be 1 with flow.order "strict" (got ${flow.limit}): two handlers of one key in flight at once could finish out of order`,
+    });
+  }
+  if (flow !== undefined && config.wait === 'block') {
     problems.push({
       path: 'wait',
       message: 'must be "sleep" with flow: a blocking read delivers an entry past the claim that takes its flow lease (leave it unset)',
@@ -248,8 +267,13 @@ export function hashTagProblems(keys: StreamKeys, keyTag: string | undefined): C
 /** Configs produced by parseConsumerConfig: passing one again skips re-validation. */
 const parsedConfigs = new WeakSet<ConsumerConfig>();
 
+/** The config came from parseConsumerConfig (it is frozen, its keys derived). */
+export function isParsedConfig(input: unknown): input is ConsumerConfig {
+  return typeof input === 'object' && input !== null && parsedConfigs.has(input as ConsumerConfig);
+}
+
 export function parseConsumerConfig(input: unknown): ConsumerConfig {
-  if (typeof input === 'object' && input !== null && parsedConfigs.has(input as ConsumerConfig)) return input as ConsumerConfig;
+  if (isParsedConfig(input)) return input;
   const parsed = consumerConfigSchema.safeParse(input, IN_ENGLISH);
   if (!parsed.success) throw new ConfigError('consumer config', problemsOf(parsed.error));
   const { keys: overrides, reclaimBatch, retry, ...rest } = parsed.data;
@@ -266,9 +290,19 @@ export function parseConsumerConfig(input: unknown): ConsumerConfig {
   return config;
 }
 
-/** The same config read by another consumer name (e.g. a per-run name from a request id). */
-export function withConsumerName(config: ConsumerConfig, consumer: string): ConsumerConfig {
+/** The config's flow control, or undefined when it is off (absent or `false`). */
+export function flowOf(config: Pick<ConsumerConfig, 'flow'>): Exclude<ConsumerConfig['flow'], false> {
+  return config.flow === false ? undefined : config.flow;
+}
+
+/** A parsed config with some fields changed, parsed again (its key names kept as they were). */
+export function withChanges(config: ConsumerConfig, changes: Partial<ConsumerConfigInput>): ConsumerConfig {
   const { keys, ...rest } = config;
   const overrides = { dlt: keys.dlt, markerPrefix: keys.markerPrefix, cursor: keys.cursor, publishDedupePrefix: keys.publishDedupePrefix, defer: keys.defer, flowLease: keys.flowLease };
-  return parseConsumerConfig({ ...rest, consumer, keys: overrides });
+  return parseConsumerConfig({ ...rest, keys: overrides, ...changes });
+}
+
+/** The same config read by another consumer name (e.g. a per-run name from a request id). */
+export function withConsumerName(config: ConsumerConfig, consumer: string): ConsumerConfig {
+  return withChanges(config, { consumer });
 }

@@ -6,6 +6,9 @@
  * An entry whose handler may still be running (its time ran out) is not given back: it keeps
  * its key's slot until the lease ends at the run's deadline + overrun, so no later handler of
  * that key starts beside it.
+ * Under strict order an entry given back still pending (retained by its handler, or never
+ * started: claimed ahead, held, cut by the stop) is named to be queued as its key's head, so
+ * no later entry of the key overtakes it (settle.lua).
  */
 import { Fields, type StreamEntry } from '../entry/entry';
 import type { RedisArg } from '../redis/port';
@@ -22,7 +25,9 @@ interface Decided {
 export interface LeaseReturn {
   readonly token: string;
   readonly limit: number;
-  readonly keys: ReadonlyArray<{ readonly key: Uint8Array; readonly ids: readonly string[] }>;
+  readonly strict: boolean;
+  /** Per key: the ids leaving the run's holder, and those of them to queue as heads (strict order). */
+  readonly keys: ReadonlyArray<{ readonly key: Uint8Array; readonly ids: readonly string[]; readonly queued: readonly string[] }>;
 }
 
 /** The entry's flow key, its bytes as the claim script read them (the last `flow_key` field); undefined when none. */
@@ -46,11 +51,11 @@ function byteString(bytes: Uint8Array): string {
   return text;
 }
 
-/** settle.lua's flow section: `0`, or the count, the token, the limit and each key with its ids. */
+/** settle.lua's flow section: `0`, or the count, the token, the limit, the order and each key with its ids and those to queue. */
 export function leaseReturnArgs(leases: LeaseReturn | undefined): RedisArg[] {
   if (leases === undefined || leases.keys.length === 0) return [0];
-  const args: RedisArg[] = [leases.keys.length, leases.token, leases.limit];
-  for (const { key, ids } of leases.keys) args.push(key, ids.length, ...ids);
+  const args: RedisArg[] = [leases.keys.length, leases.token, leases.limit, leases.strict ? 1 : 0];
+  for (const { key, ids, queued } of leases.keys) args.push(key, ids.length, ...ids, queued.length, ...queued);
   return args;
 }
 
@@ -64,17 +69,19 @@ function mayStillRun(decision: Decided, handedOver: number | undefined): boolean
 export class RunLeases {
   readonly #token: string;
   readonly #limit: number;
+  readonly #strict: boolean;
   /** Admitted entry id → its key. */
   readonly #admitted = new Map<string, Uint8Array>();
 
-  constructor(token: string, limit: number) {
+  constructor(token: string, limit: number, strict: boolean) {
     this.#token = token;
     this.#limit = limit;
+    this.#strict = strict;
   }
 
   /** What a claim sends: the token and a lease that lasts until `until` (epoch ms, local clock) from `now`. */
   plan(until: number, now: number): FlowLeasePlan {
-    return { token: this.#token, leaseMs: Math.max(1, until - now), limit: this.#limit };
+    return { token: this.#token, leaseMs: Math.max(1, until - now), limit: this.#limit, strict: this.#strict };
   }
 
   /** Records the keyed entries a claim returned: each was admitted under its key's lease. */
@@ -87,26 +94,31 @@ export class RunLeases {
 
   /** The leases a decided round gives back (see the header for the one kind it keeps). */
   returnedBy(decisions: readonly Decided[], handedOver: Uint8Array): LeaseReturn | undefined {
-    const entries: StreamEntry[] = [];
+    const returned: Array<{ id: string; queue: boolean }> = [];
     decisions.forEach((decision, i) => {
       if (mayStillRun(decision, handedOver[i])) this.#admitted.delete(decision.entry.id);
-      else entries.push(decision.entry);
+      else returned.push({ id: decision.entry.id, queue: decision.verdict.kind === 'retain' });
     });
-    return this.returnedUnseen(entries);
+    return this.#returned(returned);
   }
 
-  /** The leases of entries no handler saw, given back. */
-  returnedUnseen(entries: readonly StreamEntry[]): LeaseReturn | undefined {
-    const byKey = new Map<string, { key: Uint8Array; ids: string[] }>();
-    for (const { id } of entries) {
+  /** The leases of entries no handler saw (claimed ahead, held, cut by the stop), given back. */
+  returnedUnseen(entries: ReadonlyArray<{ readonly id: string }>): LeaseReturn | undefined {
+    return this.#returned(entries.map(({ id }) => ({ id, queue: true })));
+  }
+
+  #returned(entries: ReadonlyArray<{ id: string; queue: boolean }>): LeaseReturn | undefined {
+    const byKey = new Map<string, { key: Uint8Array; ids: string[]; queued: string[] }>();
+    for (const { id, queue } of entries) {
       const key = this.#admitted.get(id);
       if (key === undefined) continue;
       this.#admitted.delete(id);
       const name = byteString(key);
-      const group = byKey.get(name);
-      if (group === undefined) byKey.set(name, { key, ids: [id] });
-      else group.ids.push(id);
+      let group = byKey.get(name);
+      if (group === undefined) byKey.set(name, (group = { key, ids: [], queued: [] }));
+      group.ids.push(id);
+      if (queue && this.#strict) group.queued.push(id);
     }
-    return byKey.size === 0 ? undefined : { token: this.#token, limit: this.#limit, keys: [...byKey.values()] };
+    return byKey.size === 0 ? undefined : { token: this.#token, limit: this.#limit, strict: this.#strict, keys: [...byKey.values()] };
   }
 }

@@ -3,7 +3,7 @@
  * together. Holds no state between calls — everything that must survive a run (the
  * reclaim cursor, the PEL) lives in Redis.
  */
-import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from './config';
+import { flowOf, parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from './config';
 import { assertSingleSlot } from '../entry/assert-single-slot';
 import type { EntryProcessor } from './decide';
 import type { StreamEntry } from '../entry/entry';
@@ -53,7 +53,7 @@ export function assertDurabilityTransport(config: ConsumerConfig, port: RedisPor
  * a run, not a handler): the flow key is the ordering key, and a second one is refused.
  */
 function orderingKeyFor(config: ConsumerConfig, orderingKey: PollerOptions['orderingKey']): PollerOptions['orderingKey'] {
-  if (config.flow === undefined) return orderingKey;
+  if (flowOf(config) === undefined) return orderingKey;
   if (orderingKey !== undefined) {
     throw new ConfigError('consumer config', [
       { path: 'orderingKey', message: 'must be left unset with flow: the flow key orders a run\'s entries (one handler per key and run)' },

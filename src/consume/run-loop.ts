@@ -34,7 +34,7 @@
  * hold (maxRoundBytes less the batch in hand), and the reply never exceeds them.
  */
 import { freshRead, NOTHING_CLAIMED, readShort, waitCommand, waitedEntries, type ClaimPlan, type ClaimResult, type FreshRead } from './claim';
-import type { ConsumerConfig } from './config';
+import { flowOf, type ConsumerConfig } from './config';
 import type { StreamEntry } from '../entry/entry';
 import { EntryFields } from '../entry/entry-fields';
 import { exchange, type ExchangeOutcome, type ExchangeRequest } from './exchange';
@@ -146,7 +146,8 @@ export class RunLoop {
     this.#port = boundByDeadline(this.#metered, deadline + DEADLINE_OVERRUN_MS, deps.now);
     this.#sizer = new RoundSizer(deps.config, deps.memory.recall(deps.config.keys.stream, deps.config.group));
     this.#cadence = new ReclaimCadence(deps.config.reclaimEveryRounds);
-    this.#leases = deps.config.flow === undefined ? undefined : new RunLeases(randomToken(), deps.config.flow.limit);
+    const flow = flowOf(deps.config);
+    this.#leases = flow === undefined ? undefined : new RunLeases(randomToken(), flow.limit, flow.order === 'strict');
   }
 
   async run(): Promise<RunReport> {
@@ -445,7 +446,7 @@ export class RunLoop {
     for (const entry of taken.held) held.push(heldEntry(entry, now));
     const toRelease = [...rounds.flatMap((round) => round.unstarted), ...ahead.unstarted, ...taken.unstarted];
     // The leases of entries no round decided go back after the rounds' settles (last, so the slots below stay the rounds').
-    const unseen = this.#leases?.returnedUnseen([...(this.#ahead?.claim.entries ?? []), ...this.#taken]);
+    const unseen = this.#leases?.returnedUnseen([...toRelease, ...held, ...(this.#ahead?.claim.entries ?? []), ...this.#taken]);
     const leaseSettle = unseen === undefined ? [] : [settleCall(this.#config, [], unseen)!];
     const request: ExchangeRequest = {
       settles: [...rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])), ...leaseSettle],

@@ -7,7 +7,7 @@ import type { ConsumerConfig } from './config';
 import { Fields, fieldText, type StreamEntry } from '../entry/entry';
 import { settleScript } from '../generated/lua-scripts';
 import { markerKeyFor } from '../entry/marker-key';
-import { flowReadyKey } from '../entry/keys';
+import { flowQueueKey, flowReadyKey } from '../entry/keys';
 import type { RedisArg, RedisPort, RedisReply } from '../redis/port';
 import { asArray, asInteger } from '../redis/reply';
 import { runScript, type ScriptCall } from '../redis/script';
@@ -82,7 +82,7 @@ export function settleCall(config: ConsumerConfig, decisions: readonly Decision[
   }
   return {
     script: settleScript,
-    keys: [config.keys.stream, config.keys.dlt, config.keys.defer, config.keys.flowLease, flowReadyKey(config.keys.flowLease), ...markers],
+    keys: [config.keys.stream, config.keys.dlt, config.keys.defer, config.keys.flowLease, flowReadyKey(config.keys.flowLease), flowQueueKey(config.keys.flowLease), ...markers],
     args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, deferralArgs.length / 2, ...deferralArgs, ...leaseReturnArgs(leases), ...deadLetterArgs],
   };
 }

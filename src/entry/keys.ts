@@ -57,6 +57,14 @@ export function flowReadyKey(flowLease: string): string {
   return `${flowLease}:ready`;
 }
 
+/**
+ * The sorted set of a group's per-key flow queues (entries parked behind their key, and under
+ * strict order its heads), named after the lease hash, so it shares its hash slot.
+ */
+export function flowQueueKey(flowLease: string): string {
+  return `${flowLease}:queue`;
+}
+
 /** The longest stream entry id: both parts at their 64-bit maximum (41 bytes). */
 export const LONGEST_ENTRY_ID = '18446744073709551615-18446744073709551615';
 
@@ -114,10 +122,12 @@ export function derivedKeyProblems(stream: string, group: string, overrides: Str
   problems.push(...derivedDltProblems(stream, overrides), ...sizeKeyProblems(stream));
   if (overrides.cursor === undefined) perGroup('derived cursor key (<stream>:cursor:<group>)', keys.cursor, `${stream}:cursor:`, 'stream');
   if (overrides.defer === undefined) perGroup('derived deferral key (<stream>:defer:<group>)', keys.defer, `${stream}:defer:`, 'stream');
-  if (overrides.flowLease === undefined) {
-    perGroup('derived flow ready key (<stream>:flow:lease:<group>:ready)', flowReadyKey(keys.flowLease), `${stream}:flow:lease::ready`, 'stream');
-  } else if (byteLength(flowReadyKey(keys.flowLease)) > MAX_KEY_BYTES) {
-    tooLong('keys.flowLease', 'flow ready key (<keys.flowLease>:ready)', flowReadyKey(keys.flowLease));
+  for (const [suffix, derived] of [['ready', flowReadyKey], ['queue', flowQueueKey]] as const) {
+    if (overrides.flowLease === undefined) {
+      perGroup(`derived flow ${suffix} key (<stream>:flow:lease:<group>:${suffix})`, derived(keys.flowLease), derived(`${stream}:flow:lease:`), 'stream');
+    } else if (byteLength(derived(keys.flowLease)) > MAX_KEY_BYTES) {
+      tooLong('keys.flowLease', `flow ${suffix} key (<keys.flowLease>:${suffix})`, derived(keys.flowLease));
+    }
   }
   perGroup(
     'longest marker key (<markerPrefix><group>:<entry id>)',

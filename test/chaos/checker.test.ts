@@ -170,6 +170,45 @@ describe('I9: handlers of one flow key in flight (flow-check.ts)', () => {
   });
 });
 
+describe('I10: strict order per flow key (flow-check.ts)', () => {
+  const start = (pid: number, entryId: string, at: number, key = 'k', group = 'g1') => ({ pid, group, key, entryId, start: at, leaseEnd: at + 10_000 });
+  const entries = [
+    { id: '1-0', key: 'k' },
+    { id: '2-0', key: 'other' },
+    { id: '3-0', key: 'k' },
+    { id: '4-0', key: 'k' },
+  ];
+
+  it('passes a key whose every entry started after the earlier ones committed, retries and other keys included', () => {
+    const flow = new FlowIntervals();
+    flow.started(start(1, '1-0', 100)); // retained: no commit
+    flow.started(start(2, '2-0', 120, 'other')); // another key does not wait
+    flow.started(start(2, '1-0', 500));
+    flow.committed({ pid: 2, group: 'g1', entryId: '1-0', at: 510 });
+    flow.committed({ pid: 3, group: 'g1', entryId: '1-0', at: 900 }); // a redelivery's second commit: the first counts
+    flow.started(start(3, '3-0', 520));
+    flow.committed({ pid: 3, group: 'g1', entryId: '3-0', at: 530 });
+    flow.started(start(4, '4-0', 540));
+    expect(flow.orderViolations('g1', entries, () => false)).toEqual([]);
+    expect(flow.orderViolations('g2', entries, () => false)).toEqual([]);
+  });
+
+  it('flags a start before an earlier entry committed, or while one never did; a commit of unknown time is not judged', () => {
+    const flow = new FlowIntervals();
+    flow.started(start(1, '1-0', 100));
+    flow.started(start(2, '3-0', 150)); // overtook 1-0
+    flow.committed({ pid: 1, group: 'g1', entryId: '1-0', at: 200 });
+    flow.committed({ pid: 2, group: 'g1', entryId: '3-0', at: 210 });
+    expect(flow.orderViolations('g1', entries, () => false)).toEqual([expect.stringContaining('group g1 key k: 3-0 started at 150, before the earlier 1-0 committed at 200')]);
+
+    const stuck = new FlowIntervals();
+    stuck.started(start(1, '3-0', 100)); // 1-0 never committed at all
+    expect(stuck.orderViolations('g1', entries, () => false)).toEqual([expect.stringContaining('3-0 started at 100, and the earlier 1-0 never committed')]);
+    // Its ledger holds a commit whose line was lost with its process: not judged.
+    expect(stuck.orderViolations('g1', entries, (id) => id === '1-0')).toEqual([]);
+  });
+});
+
 describe('I8: scheduled events seen by the stream scan (scheduled.ts)', () => {
   /** The two reads the watch makes, over an in-memory stream and schedule. */
   function adminOver(entries: Array<[string, string]>, scheduled: string[] = []) {

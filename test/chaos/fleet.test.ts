@@ -36,6 +36,7 @@ function fleetOf(script: string, text: string, history: History): Fleet {
     onRun: (line) => history.runEnded(line),
     onFlowStart: () => {},
     onFlowEnd: () => {},
+    onFlowCommit: () => {},
     onStart: (line) => {
       started.add(line.pid);
       history.runStarted(line);

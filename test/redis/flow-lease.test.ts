@@ -24,44 +24,9 @@ import { runReportOf } from '../../src/consume/run';
 import { Verdicts } from '../../src/verdict/verdict';
 import { clientKinds, type ClientKind } from '../support/clients';
 import { claimOnce, fastConfig, sleepMs } from '../support/poller';
+import { InFlight, runFleet as runFleetOf } from '../support/flow-fleet';
 import { useRedisPerTest } from '../support/redis-suite';
 import { append, pendingRows } from '../support/redis';
-
-/** What the handlers saw, per key: how many ran at once at most, and each one's [start, end]. */
-class InFlight {
-  readonly #now = new Map<string, number>();
-  readonly peak = new Map<string, number>();
-  readonly intervals = new Map<string, Array<[number, number]>>();
-  readonly committed: string[] = [];
-
-  async handle(key: string, payload: string, workMs: number): Promise<'committed'> {
-    const running = (this.#now.get(key) ?? 0) + 1;
-    this.#now.set(key, running);
-    this.peak.set(key, Math.max(this.peak.get(key) ?? 0, running));
-    const start = performance.now();
-    await sleepMs(workMs);
-    this.#now.set(key, this.#now.get(key)! - 1);
-    const list = this.intervals.get(key) ?? [];
-    list.push([start, performance.now()]);
-    this.intervals.set(key, list);
-    this.committed.push(payload);
-    return 'committed';
-  }
-
-  /** The most intervals of one key that overlap at any instant (from the timestamps alone). */
-  overlapOf(key: string): number {
-    const edges = (this.intervals.get(key) ?? []).flatMap(([start, end]) => [
-      [start, 1],
-      [end, -1],
-    ]);
-    // An end before a start at the same instant: back to back is not overlapping.
-    edges.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
-    let open = 0;
-    let most = 0;
-    for (const [, step] of edges) most = Math.max(most, (open += step!));
-    return most;
-  }
-}
 
 describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
   let admin: Redis;
@@ -86,27 +51,13 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
   };
 
   /** Runs `consumers` concurrent drain runs, each on a port of its own, until `done()` or 30 s. */
-  const runFleet = async (consumers: number, flight: InFlight, over: Partial<ConsumerConfigInput>, workMs: number, done: () => boolean) => {
-    const ports = Array.from({ length: consumers }, () => kind.connect());
-    const reports: RunReport[] = [];
-    try {
-      const pollers = ports.map((p, i) =>
-        createPoller({
-          port: p,
-          config: config(`c${i + 1}`, over),
-          process: createProcessor(rawPayload, ({ payload }) => {
-            const text = decodeText(payload);
-            return flight.handle(text.split(':')[0]!, text, workMs);
-          }),
-        }),
-      );
-      const until = Date.now() + 30_000;
-      while (!done() && Date.now() < until) reports.push(...(await Promise.all(pollers.map((poller) => poller.run({ mode: 'drain' })))));
-    } finally {
-      await Promise.all(ports.map((p) => p.close()));
-    }
-    return reports;
-  };
+  const runFleet = (consumers: number, flight: InFlight, over: Partial<ConsumerConfigInput>, workMs: number, done: () => boolean) =>
+    runFleetOf({
+      connect: () => kind.connect(),
+      configs: Array.from({ length: consumers }, (_, i) => config(`c${i + 1}`, over)),
+      handle: (text) => flight.handle(text.split(':')[0]!, text, workMs),
+      done,
+    });
   const sum = (reports: readonly RunReport[], field: 'flowParked' | 'flowLeaseLost' | 'acked') => reports.reduce((total, r) => total + r[field], 0);
 
   it('never has two handlers of one key in flight across 4 concurrent runs with limit 1, and handles every entry once', async () => {
@@ -196,7 +147,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     const taken = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
     const next = await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' });
     // A run that claims the key's first entry and dies: nothing settles, its lease ends by itself.
-    const claim = await claimOnce(port, dead, { fresh: 1, reclaim: 0, flow: { token: 'dead.', leaseMs: 1_500, limit: 1 } });
+    const claim = await claimOnce(port, dead, { fresh: 1, reclaim: 0, flow: { token: 'dead.', leaseMs: 1_500, limit: 1, strict: false } });
     expect(claim.entries.map((e) => e.id)).toEqual([taken]);
     const leasedAt = Date.now();
 
@@ -219,14 +170,14 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     const b = parseConsumerConfig(fastConfig(stream, { consumer: 'b', flow: { limit: 1 } }));
     const first = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
     const second = await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' });
-    const [claimedByA] = (await claimOnce(port, a, { fresh: 1, reclaim: 0, flow: { token: 'A.', leaseMs: 200, limit: 1 } })).entries;
+    const [claimedByA] = (await claimOnce(port, a, { fresh: 1, reclaim: 0, flow: { token: 'A.', leaseMs: 200, limit: 1, strict: false } })).entries;
     await sleepMs(300);
-    const [claimedByB] = (await claimOnce(port, b, { fresh: 1, reclaim: 0, flow: { token: 'B.', leaseMs: 5_000, limit: 1 } })).entries;
+    const [claimedByB] = (await claimOnce(port, b, { fresh: 1, reclaim: 0, flow: { token: 'B.', leaseMs: 5_000, limit: 1, strict: false } })).entries;
     expect([claimedByA?.id, claimedByB?.id]).toEqual([first, second]);
     const held = await admin.hgetBuffer(leaseKey(), 'k');
 
     const key = new TextEncoder().encode('k');
-    const lateSettle = settleCall(a, [{ entry: claimedByA!, verdict: Verdicts.ack() }], { token: 'A.', limit: 1, keys: [{ key, ids: [first] }] })!;
+    const lateSettle = settleCall(a, [{ entry: claimedByA!, verdict: Verdicts.ack() }], { token: 'A.', limit: 1, strict: false, keys: [{ key, ids: [first], queued: [] }] })!;
     const late = await exchange(port, a, { settles: [lateSettle] });
     expect(late.settled[0]).toMatchObject({ acked: 1, leaseLost: 1, readyKeys: 0 });
     expect(await admin.hgetBuffer(leaseKey(), 'k')).toEqual(held);
@@ -234,7 +185,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(replay.settled[0]).toMatchObject({ acked: 0, leaseLost: 1 });
     expect(await admin.hgetBuffer(leaseKey(), 'k')).toEqual(held);
 
-    const bSettle = settleCall(b, [{ entry: claimedByB!, verdict: Verdicts.ack() }], { token: 'B.', limit: 1, keys: [{ key, ids: [second] }] })!;
+    const bSettle = settleCall(b, [{ entry: claimedByB!, verdict: Verdicts.ack() }], { token: 'B.', limit: 1, strict: false, keys: [{ key, ids: [second], queued: [] }] })!;
     expect((await exchange(port, b, { settles: [bSettle] })).settled[0]).toMatchObject({ acked: 1, leaseLost: 0 });
     expect(await admin.exists(leaseKey())).toBe(0);
   });

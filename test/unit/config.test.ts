@@ -135,11 +135,22 @@ describe('consumer config', () => {
 
   describe('flow leases (SPEC §5.7)', () => {
     it('defaults the limit to 1 and bounds it to 1..=64', () => {
-      expect(parseConsumerConfig({ ...valid, flow: {} }).flow).toEqual({ limit: 1 });
-      expect(parseConsumerConfig({ ...valid, flow: { limit: 64 } }).flow).toEqual({ limit: 64 });
+      expect(parseConsumerConfig({ ...valid, flow: {} }).flow).toEqual({ limit: 1, order: 'none' });
+      expect(parseConsumerConfig({ ...valid, flow: { limit: 64 } }).flow).toEqual({ limit: 64, order: 'none' });
       expect(problemsFor({ ...valid, flow: { limit: 0 } })).toEqual([expect.stringMatching(/^flow\.limit: /)]);
       expect(problemsFor({ ...valid, flow: { limit: 65 } })).toEqual([expect.stringMatching(/^flow\.limit: /)]);
-      expect(problemsFor({ ...valid, flow: { limit: 2, order: 'strict' } })).toEqual([expect.stringMatching(/^flow: .*order/)]);
+    });
+
+    it('takes false as off, as when absent', () => {
+      expect(parseConsumerConfig({ ...valid, flow: false }).flow).toBe(false);
+      expect(() => parseConsumerConfig({ ...valid, flow: false, wait: 'block' })).not.toThrow();
+      expect(problemsFor({ ...valid, flow: true })).toEqual([expect.stringMatching(/^flow: /)]);
+    });
+
+    it('takes order strict only with limit 1, and no other order', () => {
+      expect(parseConsumerConfig({ ...valid, flow: { order: 'strict' } }).flow).toEqual({ limit: 1, order: 'strict' });
+      expect(problemsFor({ ...valid, flow: { limit: 2, order: 'strict' } })).toEqual([expect.stringMatching(/^flow\.limit: must be 1 with flow\.order "strict" \(got 2\)/)]);
+      expect(problemsFor({ ...valid, flow: { order: 'fifo' } })).toEqual([expect.stringMatching(/^flow\.order: /)]);
     });
 
     it('refuses a blocking wait, which would deliver an entry past the claim that leases its key', () => {
@@ -214,19 +225,24 @@ describe('consumer config', () => {
       expect(problems).toEqual([
         expect.stringMatching(/^group: makes the derived deferral key \(<stream>:defer:<group>\) 263 bytes long/),
         expect.stringMatching(/^group: makes the derived flow ready key \(<stream>:flow:lease:<group>:ready\) 274 bytes long/),
+        expect.stringMatching(/^group: makes the derived flow queue key \(<stream>:flow:lease:<group>:queue\) 274 bytes long/),
       ]);
       expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(128), group: 'g'.repeat(128), keys: { ...keys, defer: 'd', flowLease: 'f' } })).not.toThrow();
     });
 
-    it('checks the derived flow keys (<stream>:flow:lease:<group>, and its :ready set), blamed on the group while a shorter one fixes it', () => {
+    it('checks the derived flow keys (<stream>:flow:lease:<group>, its :ready set and :queue), blamed on the group while a shorter one fixes it', () => {
       // 110 + 12 + 128 + 6 = 256 bytes fits; 111 does not.
       const keys = { cursor: 'c', markerPrefix: 'm:', defer: 'd' };
       expect(() => parseConsumerConfig({ ...valid, stream: 's'.repeat(110), group: 'g'.repeat(128), keys })).not.toThrow();
       expect(problemsFor({ ...valid, stream: 's'.repeat(111), group: 'g'.repeat(128), keys })).toEqual([
         expect.stringMatching(/^group: makes the derived flow ready key \(<stream>:flow:lease:<group>:ready\) 257 bytes long/),
+        expect.stringMatching(/^group: makes the derived flow queue key \(<stream>:flow:lease:<group>:queue\) 257 bytes long/),
       ]);
-      // An explicit lease key leaves room for its ready set, or is blamed.
-      expect(problemsFor({ ...valid, keys: { flowLease: 'f'.repeat(251) } })).toEqual([expect.stringMatching(/^keys\.flowLease: makes the flow ready key/)]);
+      // An explicit lease key leaves room for its ready set and queue, or is blamed.
+      expect(problemsFor({ ...valid, keys: { flowLease: 'f'.repeat(251) } })).toEqual([
+        expect.stringMatching(/^keys\.flowLease: makes the flow ready key/),
+        expect.stringMatching(/^keys\.flowLease: makes the flow queue key/),
+      ]);
       expect(() => parseConsumerConfig({ ...valid, keys: { flowLease: 'f'.repeat(250) } })).not.toThrow();
     });
 

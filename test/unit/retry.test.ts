@@ -104,7 +104,7 @@ describe('settle call with deferrals', () => {
       { entry: entry('1-3'), verdict: Verdicts.ack() },
       { entry: entry('1-4'), verdict: Verdicts.retain('deferred', 7_000) },
     ]);
-    expect(call?.keys).toEqual(['orders:{o}', 'orders:{o}:dlt', 'orders:{o}:defer:g', 'orders:{o}:flow:lease:g', 'orders:{o}:flow:lease:g:ready']);
+    expect(call?.keys).toEqual(['orders:{o}', 'orders:{o}:dlt', 'orders:{o}:defer:g', 'orders:{o}:flow:lease:g', 'orders:{o}:flow:lease:g:ready', 'orders:{o}:flow:lease:g:queue']);
     // The trailing 0: no flow leases returned (settle.lua's flow section).
     expect(call?.args).toEqual(['g', config.markerTtlSeconds, 1, '1-3', 2, '1-1', 5_000, '1-4', 7_000, 0]);
   });
