@@ -15,6 +15,11 @@ export const DeadLetterReasons = {
   producerNotAllowed: 'producer_not_allowed',
   /** The envelope's command_id / result_id differs from the entry's event_id (forged identity). */
   envelopeIdMismatch: 'envelope_id_mismatch',
+  /**
+   * The entry's unsigned `flow_key` field differs from its envelope's signed instance_id: a
+   * copy under another key could run beside the real instance (SPEC §5.7), so it never runs.
+   */
+  flowKeyMismatch: 'flow_key_mismatch',
   /** Command for another workflow than this consumer's. */
   routeWorkflowMismatch: 'route_workflow_mismatch',
   /** Command for another definition version. */

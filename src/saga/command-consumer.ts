@@ -60,6 +60,7 @@ function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, s
       auth,
       decode: jsonPayload(commandEnvelopeSchema),
       idOf: (envelope) => envelope.command_id,
+      instanceOf: (envelope) => envelope.instance_id,
       gate: commandRouteGate(route),
       handler: options.handler,
       hmac: options.hmac,

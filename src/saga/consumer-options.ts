@@ -5,7 +5,7 @@
  */
 import type { HmacEngine } from '../auth/hmac';
 import { checkStreamAuth, type StreamAuth, type StreamAuthInput } from '../auth/modes';
-import { parseConsumerConfig, type ConsumerConfig, type ConsumerConfigInput } from '../consume/config';
+import { flowOf, isParsedConfig, parseConsumerConfig, withChanges, type ConsumerConfig, type ConsumerConfigInput } from '../consume/config';
 import type { EntryProcessor } from '../consume/decide';
 import type { StreamEntry } from '../entry/entry';
 import { ConfigError, errorCode, type ConfigProblem } from '../ground/errors';
@@ -14,22 +14,46 @@ import type { RedisPort } from '../redis/port';
 import type { SagaHandler } from './delivery';
 import { instanceOrderingKey } from './ordering';
 
+/**
+ * Saga consumers' flow control when their config names none (SPEC §5.7): one handler per saga
+ * instance across every run of the group, in order — a later step never overtakes an earlier
+ * one waiting on its retry. The key is the entry's `flow_key` (the outbox relay writes the
+ * instance id); entries without one flow as before. `flow: false` turns it off.
+ */
+export const SAGA_FLOW = { limit: 1, order: 'strict' } as const;
+
 export interface SagaConsumerOptions<E> {
   readonly port: RedisPort;
+  /** `flow` absent: SAGA_FLOW; `flow: false`: off. */
   readonly config: ConsumerConfigInput | ConsumerConfig;
   /** How entries on this stream prove their origin (SPEC §3.2). */
   readonly auth: StreamAuth | StreamAuthInput;
   /** Checks signatures; Web Crypto by default. On Node pass `nodeHmac` (saga-streams/node). */
   readonly hmac?: HmacEngine;
   readonly handler: SagaHandler<E>;
-  /** With concurrency > 1; defaults to the envelope's instance_id. */
+  /** Only with `config.flow: false` and concurrency > 1 (default: the envelope's instance_id); with flow the flow key orders a run's entries. */
   readonly orderingKey?: (entry: StreamEntry) => string | undefined;
   readonly now?: () => number;
 }
 
+/** The parsed config with the saga default for `flow` (SAGA_FLOW) when it names none (throws ConfigError). */
+function withSagaFlow(input: ConsumerConfigInput | ConsumerConfig): ConsumerConfig {
+  if (input.flow !== undefined) return parseConsumerConfig(input);
+  if (input.wait === 'block') {
+    throw new ConfigError('consumer config', [
+      {
+        path: 'wait',
+        message: 'must be "sleep" or unset: saga consumers hold each instance to a flow lease by default (config.flow), which a blocking read would pass; set config.flow to false to read with a blocking wait, without fleet-wide instance order',
+      },
+    ]);
+  }
+  // A parsed config (a deployment's) is parsed again with the default, its key names kept.
+  return isParsedConfig(input) ? withChanges(input, { flow: SAGA_FLOW }) : parseConsumerConfig({ ...input, flow: SAGA_FLOW });
+}
+
 function configProblems(input: SagaConsumerOptions<unknown>['config']): { config?: ConsumerConfig; problems: ConfigProblem[] } {
   try {
-    return { config: parseConsumerConfig(input), problems: [] };
+    return { config: withSagaFlow(input), problems: [] };
   } catch (error) {
     if (errorCode(error) !== 'CONFIG_INVALID') throw error;
     return { problems: [...(error as ConfigError).problems] };
@@ -45,6 +69,9 @@ export function buildSagaPoller<E>(
   const parsed = configProblems(options.config);
   const checked = checkStreamAuth(options.auth, 'consumer');
   const problems = [...parsed.problems.map((p) => ({ ...p, path: p.path ? `config.${p.path}` : 'config' })), ...checked.problems, ...extraProblems];
+  if (options.orderingKey !== undefined && parsed.config !== undefined && flowOf(parsed.config) !== undefined) {
+    problems.push({ path: 'orderingKey', message: 'must be left unset with config.flow (on by default for saga consumers): the flow key orders a run\'s entries; set config.flow to false to order by this function within each run only' });
+  }
   if (problems.length > 0 || !parsed.config || !checked.auth) throw new ConfigError(subject, problems);
   const config = parsed.config;
   return createPoller({
@@ -52,7 +79,7 @@ export function buildSagaPoller<E>(
     config,
     process: processorFor(config.keys.stream, checked.auth),
     // With flow leases the flow key orders a run's entries (poller.ts).
-    orderingKey: options.orderingKey ?? (config.concurrency > 1 && config.flow === undefined ? instanceOrderingKey : undefined),
+    orderingKey: options.orderingKey ?? (config.concurrency > 1 && flowOf(config) === undefined ? instanceOrderingKey : undefined),
     now: options.now,
   });
 }

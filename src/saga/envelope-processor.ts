@@ -21,6 +21,8 @@ export interface EnvelopeProcessorSpec<E> {
   readonly decode: PayloadDecoder<E>;
   /** The id the envelope claims for itself (command_id / result_id). */
   readonly idOf: (envelope: E) => string;
+  /** The saga instance the envelope belongs to: an entry's flow key must be its bytes. */
+  readonly instanceOf: (envelope: E) => string;
   /** The consumer's own check (route, allowed producers); a verdict stops the entry. */
   readonly gate: (envelope: E, producer: string) => Verdict | undefined;
   readonly handler: SagaHandler<E>;
@@ -34,6 +36,7 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
     const { payload: envelope, producer } = admitted;
     const eventId = fieldText(entry, Fields.eventId)!;
     if (spec.idOf(envelope) !== eventId) return refused(context, entry, Verdicts.deadLetter(DeadLetterReasons.envelopeIdMismatch));
+    if (!flowKeyMatches(entry, spec.instanceOf(envelope))) return refused(context, entry, Verdicts.deadLetter(DeadLetterReasons.flowKeyMismatch));
     const gated = spec.gate(envelope, producer);
     if (gated) return refused(context, entry, gated);
     const delivery: SagaDelivery<E> = {
@@ -54,3 +57,17 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
   // A throw (idOf, gate, handler) is classified by the round, as a rejection was before.
   return admittingProcessor(admit, proceed);
 }
+
+/**
+ * The entry's flow key (unsigned: written beside the signature, SPEC §5.7) is absent, or is
+ * exactly the bytes of the signed instance id. Bytes, not decoded text (SPEC §3.4): a key
+ * that only decodes to the same text is another key to the lease.
+ */
+function flowKeyMatches(entry: StreamEntry, instanceId: string): boolean {
+  const key = entry.fields.get(Fields.flowKey);
+  if (key === undefined) return true;
+  const expected = UTF8.encode(instanceId);
+  return key.length === expected.length && key.every((byte, i) => byte === expected[i]);
+}
+
+const UTF8 = new TextEncoder();

@@ -60,6 +60,7 @@ export function createResultConsumer(options: ResultConsumerOptions): Poller {
       auth,
       decode: jsonPayload(resultEnvelopeSchema),
       idOf: (envelope) => envelope.result_id,
+      instanceOf: (envelope) => envelope.instance_id,
       gate,
       handler: options.handler,
       hmac: options.hmac,

@@ -16,8 +16,9 @@ import { bundleAliases } from '../../infra/aws/handler-file';
 
 const KIB = 1024;
 // 102: flow leases (issue 27 slice 1: lua/lib/flow-lease.lua in claim.lua and settle.lua, the run's
-// lease bookkeeping) took the Worker from 97.6 to 100.1 KiB.
-const WORKER_BUDGET = 102 * KIB;
+// lease bookkeeping) took the Worker from 97.6 to 100.1 KiB. 103: slice 2 (per-key queues, strict
+// order, the saga default) took it to 102.0 KiB.
+const WORKER_BUDGET = 103 * KIB;
 // 105: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
 // took the poll function to 97.7 KiB. 105 leaves room for features, under the issue's 110.
@@ -27,7 +28,8 @@ const WORKER_BUDGET = 102 * KIB;
 // KiB after the shipped Lua lost its indentation (−0.26 KiB); still under the issue's 110.
 // 109: flow leases took it from 105.4 to 107.8 KiB (+1.6 KiB of Lua, +0.8 of TypeScript), in
 // every poll function since the saga consumers will default to them; still under the issue's 110.
-const LAMBDA_POLL_BUDGET = 109 * KIB;
+// 110, the issue's limit: slice 2 (per-key queues and strict order, +1.4 KiB) took it to 109.2 KiB.
+const LAMBDA_POLL_BUDGET = 110 * KIB;
 /** Classic zod: its schema methods reference its whole API, which no bundler can drop. Library code uses zod/mini. */
 const CLASSIC_ZOD = /node_modules\/zod\/v4\/classic\//;
 
@@ -41,7 +43,7 @@ async function bundle(options: BuildOptions): Promise<{ gzip: number; inputs: st
 }
 
 describe('bundle budgets', () => {
-  it('the Worker of a deployment is at most 100 KiB gzip, without zod locales, classic zod or Node clients', async () => {
+  it('the Worker of a deployment is within WORKER_BUDGET (103 KiB gzip), without zod locales, classic zod or Node clients', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('../worker/fixtures/worker-entry.ts')],
       format: 'esm',
@@ -59,7 +61,7 @@ describe('bundle budgets', () => {
     expect(inputs.some((input) => input.includes('node_modules/croner'))).toBe(false);
   });
 
-  it('the Lambda poll function of a TCP deployment is at most 106 KiB gzip, without Hono, the AWS SDK or classic zod', async () => {
+  it('the Lambda poll function of a TCP deployment is within LAMBDA_POLL_BUDGET (110 KiB gzip), without Hono, the AWS SDK or classic zod', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('./fixtures/lambda-handlers.ts')],
       format: 'cjs',

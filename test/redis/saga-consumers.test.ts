@@ -145,6 +145,34 @@ describe.each(clientKinds)('saga consumers over $name', (kind) => {
     expect((await dltRecords(admin, consumer.config.keys.dlt)).map((r) => [r.event_id, r.reason])).toEqual([['c2', 'stock_unknown']]);
   });
 
+  it('dead-letters a command whose flow_key is not its signed instance_id, before its handler', async () => {
+    const consumer = await commandConsumer();
+    const orchestrator = publisherWith('orch', ORCHESTRATOR_KEY);
+    await orchestrator.publish({ eventType: 'saga.command', eventId: 'c1', payload: JSON.stringify(command('c1')), flowKey: 'order-99' });
+    expect(await drain(consumer)).toMatchObject({ deadLettered: 1, authRejected: 0, acked: 0 });
+    await expectOnlyDeadLetter(consumer, 'c1', 'flow_key_mismatch');
+    await orchestrator.publish({ eventType: 'saga.command', eventId: 'c2', payload: JSON.stringify(command('c2')), flowKey: 'order-17' });
+    expect(await drain(consumer)).toMatchObject({ acked: 1 });
+    expect(seen.map((d) => d.eventId)).toEqual(['c2']);
+  });
+
+  it('keeps a saga instance in strict order across runs by default: a later command waits for the retained one, another instance goes on', async () => {
+    const first = await commandConsumer();
+    expect(first.config.flow).toEqual({ limit: 1, order: 'strict' });
+    const orchestrator = publisherWith('orch', ORCHESTRATOR_KEY);
+    const send = (id: string, instance: string) =>
+      orchestrator.publish({ eventType: 'saga.command', eventId: id, payload: JSON.stringify(command(id, { instance_id: instance })), flowKey: instance });
+    await send('c1', 'order-17');
+    outcome = () => Promise.reject(new Deferral('saga paused'));
+    expect(await drain(first)).toMatchObject({ retained: 1 });
+    await send('c2', 'order-17');
+    await send('c3', 'order-18');
+    outcome = () => 'committed';
+    const other = createCommandConsumer({ port, config: fastConfig(stream, { consumer: 'c2' }), auth: COMMAND_AUTH, route: ROUTE, handler });
+    expect(await drain(other)).toMatchObject({ acked: 1, flowParked: 1 });
+    expect(seen.map((d) => d.eventId)).toEqual(['c1', 'c3']);
+  });
+
   it('hands a result handler the producer its keyring key stands for', async () => {
     const consumer = await resultConsumer();
     await sendResult('inv', INVENTORY_KEY, result('r1'));
@@ -198,6 +226,33 @@ describe.each(clientKinds)('saga consumers over $name', (kind) => {
 
 describe('saga consumer configuration', () => {
   const port = { transport: 'tcp', cluster: false, exchange: () => Promise.reject(new Error('unused')), close: async () => {} } as RedisPort;
+
+  const problemsOf = (build: () => unknown) => {
+    try {
+      build();
+    } catch (e) {
+      return (e as { problems: Array<{ path: string; message: string }> }).problems;
+    }
+    return [];
+  };
+  const commandConsumerWith = (config: Parameters<typeof createCommandConsumer>[0]['config'], orderingKey?: () => string) =>
+    createCommandConsumer({ port, config, auth: { mode: 'hmac', keyId: 'k', key: ORCHESTRATOR_KEY, producer: 'orchestrator' }, route: ROUTE, handler: () => {}, ...(orderingKey ? { orderingKey } : {}) });
+
+  it('turns strict flow control on by default, and off with flow: false', () => {
+    expect(commandConsumerWith({ stream: 's', group: 'g', consumer: 'c' }).config.flow).toEqual({ limit: 1, order: 'strict' });
+    expect(commandConsumerWith({ stream: 's', group: 'g', consumer: 'c', flow: { limit: 3 } }).config.flow).toEqual({ limit: 3, order: 'none' });
+    expect(commandConsumerWith({ stream: 's', group: 'g', consumer: 'c', flow: false }).config.flow).toBe(false);
+  });
+
+  it('refuses what the default rules out with a message that names the way out', () => {
+    expect(problemsOf(() => commandConsumerWith({ stream: 's', group: 'g', consumer: 'c', wait: 'block' }))).toEqual([
+      { path: 'config.wait', message: expect.stringContaining('set config.flow to false') },
+    ]);
+    expect(problemsOf(() => commandConsumerWith({ stream: 's', group: 'g', consumer: 'c', concurrency: 4 }, () => 'k'))).toEqual([
+      { path: 'orderingKey', message: expect.stringContaining('set config.flow to false') },
+    ]);
+    expect(problemsOf(() => commandConsumerWith({ stream: 's', group: 'g', consumer: 'c', wait: 'block', flow: false }))).toEqual([]);
+  });
 
   it('lists every problem of config, auth and route at once', () => {
     let error: unknown;

@@ -92,6 +92,7 @@ describe('every processor maps its handler outcome the same way', () => {
           auth,
           decode: (bytes) => JSON.parse(new TextDecoder().decode(bytes)) as { id: string },
           idOf: (envelope) => envelope.id,
+          instanceOf: () => 'i1',
           gate: () => undefined,
           handler: () => outcome as never,
         }),
