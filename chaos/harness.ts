@@ -125,8 +125,8 @@ export interface ScenarioResult {
   readonly forgottenDeliveries: number;
   /** Entries a handler found acked under it by another consumer that had committed them (late acks, not I2). */
   readonly lateAcksOfCommitted: number;
-  /** Scenario `flow-control`: handlers of keyed entries seen, and those that ran past their lease (outside I9's guarantee). */
-  readonly flow?: { readonly handlers: number; readonly pastLease: number };
+  /** Scenario `flow-control`: handlers of keyed entries seen, those that ran past their lease (outside I9's guarantee), and entries committed per group. */
+  readonly flow?: { readonly handlers: number; readonly pastLease: number; readonly committedByGroup: Readonly<Record<string, number>> };
   readonly snapshots: number;
   readonly durationMs: number;
   readonly replay: string;
@@ -457,7 +457,7 @@ async function play(def: ScenarioDefinition, options: RunOptions, teardown: Tear
     ...(watch ? { scheduled: { scheduled: watch.scheduled, moved: watch.moved, waiting, worstLatenessMs: watch.worstLatenessMs, meanLatenessMs: Math.round(watch.meanLatenessMs) } } : {}),
     forgottenDeliveries: history.forgottenDeliveries,
     lateAcksOfCommitted: history.lateAcksOfCommitted,
-    ...(def.flowKeys ? { flow: { handlers: flow.handlers, pastLease: flow.pastLease } } : {}),
+    ...(def.flowKeys ? { flow: { handlers: flow.handlers, pastLease: flow.pastLease, committedByGroup: Object.fromEntries(groupNames.map((g) => [g, history.commits.get(g)!.size])) } } : {}),
     snapshots: history.snapshots,
     durationMs: Date.now() - startedAt,
     replay: `npm run chaos -- --seed ${seed} --scenario ${def.name}`,
