@@ -81,6 +81,7 @@
   KEYS[9]  flow leases of this group (lib/flow-lease.lua; touched only with a flow token)
   KEYS[10] flow: the group's ready keys (a set; see lib/flow-lease.lua)
   KEYS[11] flow: the group's per-key queues (a sorted set; see lib/flow-lease.lua)
+  KEYS[12] rate limit: the group's theoretical arrival time (a string, Redis ms; see below)
   ARGV[1]  group
   ARGV[2]  consumer
   ARGV[3]  min idle, ms
@@ -100,9 +101,12 @@
   ARGV[16] flow: lease length, ms (the run's deadline + overrun, less the caller's now)
   ARGV[17] flow: most runs that may hold one key at once (the limit)
   ARGV[18] flow: '1' for strict per-key order (a dead run's pending entries become heads)
+  ARGV[19] rate limit: ms between two starts, T (0: no limit)
+  ARGV[20] rate limit: the burst's tolerance, τ = (burst - 1) × T, ms
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
-           fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh }
+           fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh,
+           rate_limited }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
     deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
@@ -126,6 +130,15 @@
                      fresh read of this same claim, or a later one)
     parked           entries this claim took and parked because their flow key was busy
     parked_fresh     of those, fresh ones (read, so the stream has moved past them)
+    rate_limited     1 when the rate limit let this claim take fewer entries than asked
+
+  Rate limit (SPEC §5.7, with T > 0): GCRA on the Redis clock, one theoretical arrival time
+  (TAT) per group in KEYS[12]. Before anything is read, the room is how many entries may start
+  now: floor((now + τ - max(TAT, now)) / T) + 1, or 0; the reclaim and the fresh read take at
+  most that many, and what this claim returns advances TAT by T each (entries it parks do not
+  count). Over any window of W ms at most burst + W / T entries are admitted, fleet-wide.
+  Entries over the limit are simply not claimed: they stay unread or pending as they are,
+  never dead-lettered, and next_due says when the next one may start.
 
   Flow leases (SPEC §5.7, with a token only). Every entry taken above that names a flow key
   (its last flow_key field) is admitted only under a lease on that key and only when no
@@ -168,6 +181,9 @@ local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11],
 local flow_strict = ARGV[18] == '1'
 -- Entries read natively never pass through this script: with flow on, every read is here.
 if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
+local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19] or '0') or 0, tonumber(ARGV[20] or '0') or 0
+-- A native read would start entries the rate limit never counted.
+if rate_interval > 0 and fresh_mode == 'native' then fresh_mode = 'lua' end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.
 local SMALL = 1024
 
@@ -343,6 +359,17 @@ local function judge(rows, last, deferred, forget)
     end
   end
   return false
+end
+
+-- ---- rate limit: the room this claim has (see the header)
+local rate_tat, rate_room, rate_limited = nil, nil, 0
+if rate_interval > 0 then
+  rate_tat = math.max(tonumber(redis.call('GET', rate_key)) or 0, redis_now())
+  local slack = redis_now() + rate_tolerance - rate_tat
+  rate_room = slack < 0 and 0 or math.floor(slack / rate_interval) + 1
+  if rate_room < reclaim_count + fresh_count then rate_limited = 1 end
+  reclaim_count, fresh_count = math.min(reclaim_count, rate_room), math.min(fresh_count, rate_room)
+  if rate_room == 0 then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
 end
 
 -- ---- 1a. flow: ready keys first (see the header)
@@ -549,6 +576,8 @@ local function read_here(count)
 end
 
 local fresh_via, fresh = 'none', {}
+-- What the reclaim took counts against the rate limit's room.
+if rate_room then fresh_count = math.min(fresh_count, math.max(0, rate_room - #reclaimed)) end
 if fresh_mode == 'native' then
   local bound = proven_bytes(fresh_count)
   if bound then
@@ -676,4 +705,14 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   for _, key in ipairs(touched) do flow_store(lease_key, key, states[key]) end
 end
 
-return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved, parked, parked_fresh }
+-- ---- rate limit: what this claim admits advances TAT (see the header)
+if rate_room then
+  local admitted = #reclaimed + #fresh
+  if admitted > 0 then
+    rate_tat = rate_tat + admitted * rate_interval
+    redis.call('SET', rate_key, string.format('%.3f', rate_tat), 'PX', math.ceil(rate_tat - redis_now()) + 1)
+  end
+  if admitted >= rate_room then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
+end
+
+return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved, parked, parked_fresh, rate_limited }

@@ -13,7 +13,7 @@
  *   claim, and the gate it did not open keeps the read from delivering anything).
  * - `none`: a reclaim only.
  */
-import type { ConsumerConfig } from './config';
+import { rateSpacing, type ConsumerConfig } from './config';
 import { parseEntries, type StreamEntry } from '../entry/entry';
 import { RedisCommandError } from '../ground/errors';
 import { claimScript } from '../generated/lua-scripts';
@@ -22,7 +22,7 @@ import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import type { Operation, ScriptCall } from '../redis/script';
 import { sizeKeys } from '../entry/size-keys';
 import { scheduleKeys } from '../entry/schedule-keys';
-import { flowQueueKey, flowReadyKey } from '../entry/keys';
+import { flowQueueKey, flowRateKey, flowReadyKey } from '../entry/keys';
 import { retryArgs } from './retry';
 
 export type FreshRead = 'lua' | 'native' | 'none';
@@ -84,6 +84,8 @@ export interface ClaimResult {
   readonly flowParked?: number;
   /** Of those, fresh ones: the read got that many more than `entries` shows. */
   readonly flowParkedFresh?: number;
+  /** The rate limit let this claim take fewer entries than it asked for (config rateLimit). */
+  readonly rateLimited?: boolean;
 }
 
 export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
@@ -118,13 +120,20 @@ function gateKey(stream: string, gate: string | undefined): string {
  */
 export const SCHEDULED_MOVES_PER_CLAIM = 100;
 
+/** claim.lua's rate-limit arguments: T and τ in ms (0, 0: no limit). */
+function rateArgs(rate: ConsumerConfig['rateLimit']): [number, number] {
+  if (rate === undefined) return [0, 0];
+  const { intervalMs, toleranceMs } = rateSpacing(rate);
+  return [intervalMs, toleranceMs];
+}
+
 function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
   const { stream, cursor, defer, flowLease } = config.keys;
   const sizes = sizeKeys(stream);
   const schedule = scheduleKeys(stream);
   return {
     script: claimScript,
-    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries, flowLease, flowReadyKey(flowLease), flowQueueKey(flowLease)],
+    keys: [stream, cursor, sizes.counts, sizes.large, gateKey(stream, plan.gate), defer, schedule.due, schedule.entries, flowLease, flowReadyKey(flowLease), flowQueueKey(flowLease), flowRateKey(flowLease)],
     args: [
       config.group,
       config.consumer,
@@ -140,6 +149,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
       Math.max(1, Math.floor(plan.flow?.leaseMs ?? 0)),
       plan.flow?.limit ?? 0,
       plan.flow?.strict === true ? 1 : 0,
+      ...rateArgs(config.rateLimit),
     ],
   };
 }
@@ -201,7 +211,7 @@ function readThroughGate(script: RedisReply | undefined): boolean {
  * its entries, if any, are in the script's reply.
  */
 function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
-  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh] = asArray(script, 'claim reply');
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh, rateLimited] = asArray(script, 'claim reply');
   const counts = asArray(countList, 'claim delivery counts');
   const idles = asArray(idleList, 'claim idle times');
   const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true).map(
@@ -227,6 +237,7 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     scheduledMoved: asInteger(moved, 'claim scheduled moved'),
     flowParked: asInteger(parked, 'claim flow parked'),
     flowParkedFresh: asInteger(parkedFresh, 'claim flow parked fresh'),
+    rateLimited: asInteger(rateLimited, 'claim rate limited') === 1,
   };
 }
 

@@ -25,6 +25,9 @@ import {
 
 /** Most runs that may hold one flow key at once (config flow.limit). */
 export const MAX_FLOW_LIMIT = 64;
+/** Bounds of config rateLimit: at most this many starts per window, windows up to an hour. */
+export const MAX_RATE_LIMIT = 1_000_000;
+export const MAX_RATE_WINDOW_MS = 3_600_000;
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
@@ -125,6 +128,19 @@ export const consumerConfigSchema = z.strictObject({
     ]),
   ),
   /**
+   * Rate limit across the fleet (SPEC §5.7): at most `limit` entries of this group start per
+   * `perMs` window, over every run of the group, with bursts of up to `burst` (default:
+   * `limit`) — GCRA on the Redis clock, in the claim script. Entries over the limit are not
+   * claimed: they wait, unread or pending, and are never dead-lettered for it.
+   */
+  rateLimit: z.optional(
+    z.strictObject({
+      limit: z.int().check(z.minimum(1), z.maximum(MAX_RATE_LIMIT)),
+      perMs: z.int().check(z.minimum(1), z.maximum(MAX_RATE_WINDOW_MS)),
+      burst: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_RATE_LIMIT))),
+    }),
+  ),
+  /**
    * Retry backoff (SPEC §5.6): a retained entry is reclaimed no earlier than this wait after
    * its last delivery (retry.ts). Default: exponential from minIdleMs, ×2, up to 15 min.
    */
@@ -215,6 +231,7 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
       message: `must be 1 with flow.order "strict" (got ${flow.limit}): two handlers of one key in flight at once could finish out of order`,
     });
   }
+  if (config.rateLimit !== undefined) problems.push(...rateLimitProblems(config.rateLimit, config.wait));
   if (flow !== undefined && config.wait === 'block') {
     problems.push({
       path: 'wait',
@@ -288,6 +305,26 @@ export function parseConsumerConfig(input: unknown): ConsumerConfig {
   if (problems.length > 0) throw new ConfigError('consumer config', problems);
   parsedConfigs.add(Object.freeze(config));
   return config;
+}
+
+function rateLimitProblems(rate: NonNullable<ConsumerConfig['rateLimit']>, wait: ConsumerConfig['wait']): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (rate.burst !== undefined && rate.burst > rate.limit) {
+    problems.push({ path: 'rateLimit.burst', message: `must be at most rateLimit.limit (${rate.limit}): a burst is a share of one window` });
+  }
+  if (rate.perMs * 1_000 < rate.limit) {
+    problems.push({ path: 'rateLimit.limit', message: `must be at most 1,000 per ms of rateLimit.perMs (${rate.perMs} ms): finer rates are not measured` });
+  }
+  if (wait === 'block') {
+    problems.push({ path: 'wait', message: 'must be "sleep" with rateLimit: a blocking read delivers an entry past the claim that counts it (leave it unset)' });
+  }
+  return problems;
+}
+
+/** The rate limit as the claim script applies it: ms between starts (T) and the burst's tolerance (τ = (burst − 1) × T). */
+export function rateSpacing(rate: NonNullable<ConsumerConfig['rateLimit']>): { readonly intervalMs: number; readonly toleranceMs: number } {
+  const intervalMs = rate.perMs / rate.limit;
+  return { intervalMs, toleranceMs: ((rate.burst ?? rate.limit) - 1) * intervalMs };
 }
 
 /** The config's flow control, or undefined when it is off (absent or `false`). */

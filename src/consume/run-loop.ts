@@ -132,6 +132,8 @@ export class RunLoop {
   #total = EMPTY_RUN;
   /** The earliest not-yet-due time any claim of this run saw (RunReport.nextDueAt). */
   #nextDueAt: number | undefined;
+  /** The claim landed last (the idle wait reads its rate-limit due time). */
+  #lastClaim: ClaimResult | undefined;
   /** #metered.roundTrips when the last round was reported. */
   #reportedRoundTrips = 0;
 
@@ -289,7 +291,10 @@ export class RunLoop {
       const outcome = await this.#send({ settles: [carried.settle!] });
       this.#landSettles([carried], outcome);
     }
-    const waitMs = Math.min(this.#config.blockMs, this.#settleBy - this.#deps.now());
+    const now = this.#deps.now();
+    // A claim the rate limit cut short says when the next entry may start: no later than then.
+    const rateDue = this.#lastClaim?.rateLimited === true ? this.#lastClaim.nextDueAt : undefined;
+    const waitMs = Math.min(this.#config.blockMs, this.#settleBy - now, rateDue === undefined ? Infinity : Math.max(1, rateDue - now));
     if (this.#stopping() || waitMs <= 0) return undefined;
     const reader = this.#waitsInRead() ? this.#port.blockingReader?.() : undefined;
     if (reader !== undefined) {
@@ -314,8 +319,8 @@ export class RunLoop {
 
   /** Continuous mode waits on a blocking read over TCP (config `wait`, default `block`). */
   #waitsInRead(): boolean {
-    // A blocking read delivers past the claim script, where flow leases are taken (config.ts refuses `block` with flow).
-    const strategy = this.#config.wait ?? (this.#metered.transport === 'tcp' && this.#leases === undefined ? 'block' : 'sleep');
+    // A blocking read delivers past the claim script, where flow leases and the rate limit apply (config.ts refuses `block` with them).
+    const strategy = this.#config.wait ?? (this.#metered.transport === 'tcp' && !this.#admitsInScript() ? 'block' : 'sleep');
     return strategy === 'block' && this.#metered.transport === 'tcp';
   }
 
@@ -328,8 +333,11 @@ export class RunLoop {
   }
 
   #drained(claim: ClaimResult): boolean {
+    if (this.#options.mode !== 'drain') return false;
+    // The rate limit left no room: the run ends, reporting when the next entry may start (nextDueAt).
+    if (claim.rateLimited === true && claim.entries.length === 0) return true;
     // Entries parked behind a busy flow key were read: more may follow them.
-    return this.#options.mode === 'drain' && freshRead(claim) === 0 && !claim.cut && claim.nextCursor === '0-0';
+    return freshRead(claim) === 0 && !claim.cut && claim.nextCursor === '0-0';
   }
 
   // ---- claims
@@ -362,11 +370,16 @@ export class RunLoop {
 
   /**
    * How fresh entries are read: through claim.lua over REST and until the script is loaded,
-   * natively (proven inside MULTI) over TCP — never with flow leases, which the script takes
-   * for each entry it returns.
+   * natively (proven inside MULTI) over TCP — never with flow leases or a rate limit, which
+   * the script applies to each entry it returns.
    */
   #freshRead(): FreshRead {
-    return this.#metered.transport === 'tcp' && this.#scriptLoaded && this.#leases === undefined ? 'native' : 'lua';
+    return this.#metered.transport === 'tcp' && this.#scriptLoaded && this.#admitsInScript() === false ? 'native' : 'lua';
+  }
+
+  /** Flow leases or a rate limit: every entry must pass through the claim script, never a native or blocking read. */
+  #admitsInScript(): boolean {
+    return this.#leases !== undefined || this.#config.rateLimit !== undefined;
   }
 
   /** The next claim, sized by time after `ahead` entries still to handle; undefined once the run stops. */
@@ -394,6 +407,7 @@ export class RunLoop {
     if (claim !== undefined) {
       this.#scriptLoaded = true;
       this.#nextDueAt = earliest(this.#nextDueAt, claim.nextDueAt);
+      this.#lastClaim = claim;
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
       this.#leases?.admitted(claim.entries);

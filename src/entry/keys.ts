@@ -58,6 +58,14 @@ export function flowReadyKey(flowLease: string): string {
 }
 
 /**
+ * A group's rate-limit state (SPEC §5.7: its theoretical arrival time, GCRA), named after the
+ * lease hash, so it shares its hash slot (and is no longer than the ready key checked for it).
+ */
+export function flowRateKey(flowLease: string): string {
+  return `${flowLease}:rate`;
+}
+
+/**
  * The sorted set of a group's per-key flow queues (entries parked behind their key, and under
  * strict order its heads), named after the lease hash, so it shares its hash slot.
  */

@@ -1,6 +1,6 @@
 /** SPEC §5.4: every budget bounded, all problems listed by field path, nothing echoed. */
 import { describe, expect, it } from 'vitest';
-import { parseConsumerConfig } from '../../src/consume/config';
+import { parseConsumerConfig, rateSpacing } from '../../src/consume/config';
 import { ConfigError } from '../../src/ground/errors';
 
 const valid = { stream: 'orders', group: 'g', consumer: 'c', runBudgetMs: 60_000, minIdleMs: 120_000 };
@@ -151,6 +151,17 @@ describe('consumer config', () => {
       expect(parseConsumerConfig({ ...valid, flow: { order: 'strict' } }).flow).toEqual({ limit: 1, order: 'strict' });
       expect(problemsFor({ ...valid, flow: { limit: 2, order: 'strict' } })).toEqual([expect.stringMatching(/^flow\.limit: must be 1 with flow\.order "strict" \(got 2\)/)]);
       expect(problemsFor({ ...valid, flow: { order: 'fifo' } })).toEqual([expect.stringMatching(/^flow\.order: /)]);
+    });
+
+    it('bounds the rate limit: a burst within the limit, at most 1,000 per ms, and no blocking wait', () => {
+      expect(parseConsumerConfig({ ...valid, rateLimit: { limit: 100, perMs: 1_000 } }).rateLimit).toEqual({ limit: 100, perMs: 1_000 });
+      expect(rateSpacing({ limit: 100, perMs: 1_000, burst: 11 })).toEqual({ intervalMs: 10, toleranceMs: 100 });
+      expect(rateSpacing({ limit: 100, perMs: 1_000 })).toEqual({ intervalMs: 10, toleranceMs: 990 });
+      expect(problemsFor({ ...valid, rateLimit: { limit: 10, perMs: 1_000, burst: 11 } })).toEqual([expect.stringMatching(/^rateLimit\.burst: must be at most rateLimit\.limit \(10\)/)]);
+      expect(problemsFor({ ...valid, rateLimit: { limit: 5_000, perMs: 1 } })).toEqual([expect.stringMatching(/^rateLimit\.limit: must be at most 1,000 per ms/)]);
+      expect(problemsFor({ ...valid, rateLimit: { limit: 0, perMs: 1_000 } })).toEqual([expect.stringMatching(/^rateLimit\.limit: /)]);
+      expect(problemsFor({ ...valid, rateLimit: { limit: 1, perMs: 3_600_001 } })).toEqual([expect.stringMatching(/^rateLimit\.perMs: /)]);
+      expect(problemsFor({ ...valid, rateLimit: { limit: 1, perMs: 1_000 }, wait: 'block' })).toEqual([expect.stringMatching(/^wait: must be "sleep" with rateLimit/)]);
     });
 
     it('refuses a blocking wait, which would deliver an entry past the claim that leases its key', () => {
