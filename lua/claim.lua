@@ -169,7 +169,7 @@
 ]]
 -- #include lib/schedule-move.lua
 -- #include lib/stream-id.lua
--- #include lib/flow-lease.lua
+-- #include lib/flow-admit.lua
 local stream, cursor_key, sizes_key, large_key, gate_key, defer_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
 local reclaim_count = tonumber(ARGV[4])
@@ -181,7 +181,7 @@ local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11],
 local flow_strict = ARGV[18] == '1'
 -- Entries read natively never pass through this script: with flow on, every read is here.
 if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
-local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19] or '0') or 0, tonumber(ARGV[20] or '0') or 0
+local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19]), tonumber(ARGV[20])
 -- A native read would start entries the rate limit never counted.
 if rate_interval > 0 and fresh_mode == 'native' then fresh_mode = 'lua' end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.

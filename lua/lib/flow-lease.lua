@@ -1,7 +1,7 @@
 --[[
   lib/flow-lease.lua: per-key concurrency leases and per-key queues of one consumer group
-  (SPEC §5.7), shared by the claim that takes leases (claim.lua) and the settle that returns
-  them (settle.lua).
+  (SPEC §5.7), shared by the claim that takes leases (claim.lua, through lib/flow-admit.lua,
+  which adds what only the claim needs) and the settle that returns them (settle.lua).
 
   Two keys per group; a flow key's bytes are only ever a hash field or part of a member, never
   a key name, so Cluster slots and the name rules are untouched:
@@ -59,23 +59,6 @@ local function flow_enqueue(queue_key, key, id, mark)
   return redis.call('ZADD', queue_key, 0, flow_member(key, id, mark)) - replaced
 end
 
--- Takes `id` out of `key`'s queue; 1 when it was there.
-local function flow_dequeue(queue_key, key, id)
-  return redis.call('ZREM', queue_key, flow_member(key, id, 'p'), flow_member(key, id, 'h'))
-end
-
--- The first `n` waiting entries of `key`, in id order: { { id, padded, mark }, ... }.
-local function flow_queue_first(queue_key, key, n)
-  local prefix = flow_prefix(key)
-  local members = redis.call('ZRANGEBYLEX', queue_key, '[' .. prefix, '(' .. prefix .. '\255', 'LIMIT', 0, n)
-  local first = {}
-  for i, member in ipairs(members) do
-    local padded = string.sub(member, #prefix + 1, #prefix + 41)
-    first[i] = { unpadded_id(padded), padded, string.sub(member, -1) }
-  end
-  return first
-end
-
 -- Strict order: the still-pending entries of a holder whose lease ran out become heads of
 -- the key's queue (its run died or ended with them unsettled). Returns how many were added.
 local function flow_convert(stream, group, queue_key, key, holder)
@@ -111,34 +94,10 @@ local function flow_holder_of(holders, token)
   return nil
 end
 
--- The run's holder of the key, joined (a new one while fewer than `limit` hold it) and lasting
--- at least until `expires`; nil when the key is busy.
-local function flow_join(state, token, expires, limit)
-  local mine = flow_holder_of(state.holders, token)
-  if mine == nil then
-    if #state.holders >= limit then return nil end
-    state.holders[#state.holders + 1] = { token, expires }
-    mine = #state.holders
-  end
-  local holder = state.holders[mine]
-  if tonumber(holder[2]) < expires then holder[2] = expires end
-  return holder
-end
-
 -- Drops the run's holder when it holds no entry (its slot frees).
 local function flow_leave_if_empty(state, token)
   local mine = flow_holder_of(state.holders, token)
   if mine and #state.holders[mine] <= 2 then table.remove(state.holders, mine) end
-end
-
--- When the earliest holder's lease ends (Redis ms); nil when nothing holds the key.
-local function flow_free_at(state)
-  local at
-  for _, holder in ipairs(state.holders) do
-    local ends = tonumber(holder[2])
-    if at == nil or ends < at then at = ends end
-  end
-  return at
 end
 
 -- Writes a key's state back, or deletes its field when nothing holds or waits on it.

@@ -21,6 +21,7 @@ import { instanceOrderingKey } from './ordering';
  * instance id); entries without one flow as before. `flow: false` turns it off.
  */
 export const SAGA_FLOW = { limit: 1, order: 'strict' } as const;
+const FLOW_OFF = 'saga consumers have config.flow on by default; set config.flow to false to go without it';
 
 export interface SagaConsumerOptions<E> {
   readonly port: RedisPort;
@@ -43,7 +44,7 @@ function withSagaFlow(input: ConsumerConfigInput | ConsumerConfig): ConsumerConf
     throw new ConfigError('consumer config', [
       {
         path: 'wait',
-        message: 'must be "sleep" or unset: saga consumers hold each instance to a flow lease by default (config.flow), which a blocking read would pass; set config.flow to false to read with a blocking wait, without fleet-wide instance order',
+        message: `must be "sleep" or unset with flow, which a blocking read would pass (${FLOW_OFF})`,
       },
     ]);
   }
@@ -70,7 +71,7 @@ export function buildSagaPoller<E>(
   const checked = checkStreamAuth(options.auth, 'consumer');
   const problems = [...parsed.problems.map((p) => ({ ...p, path: p.path ? `config.${p.path}` : 'config' })), ...checked.problems, ...extraProblems];
   if (options.orderingKey !== undefined && parsed.config !== undefined && flowOf(parsed.config) !== undefined) {
-    problems.push({ path: 'orderingKey', message: 'must be left unset with config.flow (on by default for saga consumers): the flow key orders a run\'s entries; set config.flow to false to order by this function within each run only' });
+    problems.push({ path: 'orderingKey', message: `must be left unset with flow: the flow key orders a run's entries (${FLOW_OFF})` });
   }
   if (problems.length > 0 || !parsed.config || !checked.auth) throw new ConfigError(subject, problems);
   const config = parsed.config;
