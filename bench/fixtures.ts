@@ -23,9 +23,11 @@ export function jsonPayload(bytes: number, sentAt?: number): string {
   return base.replace('"pad":""', `"pad":"${'x'.repeat(Math.max(0, bytes - base.length))}"`);
 }
 
-export async function signedFields(stream: string, eventId: string, payload: string): Promise<string[]> {
+export async function signedFields(stream: string, eventId: string, payload: string, flowKey?: string): Promise<string[]> {
   const sig = await signEntry(BENCH_KEY, { stream, eventId, eventType: EVENT_TYPE, payload }, nodeHmac);
-  return ['event', EVENT_TYPE, 'event_id', eventId, 'payload', payload, 'key_id', BENCH_KEY_ID, 'sig', sig];
+  // A flow key sits where the publisher writes it: after the signed fields, unsigned (SPEC §5.7).
+  const flow = flowKey === undefined ? [] : ['flow_key', flowKey];
+  return ['event', EVENT_TYPE, 'event_id', eventId, 'payload', payload, ...flow, 'key_id', BENCH_KEY_ID, 'sig', sig];
 }
 
 /**
@@ -50,7 +52,8 @@ function appendSha(redis: Redis | Cluster): Promise<string> {
 }
 
 /** Appends `count` signed entries (no group: each run makes its own, see resetGroup), as appendEntry does. */
-export async function prefillStream(redis: Redis | Cluster, stream: string, count: number, payloadBytes: number): Promise<void> {
+/** `flowKeys`: entry i names flow key `k<i mod flowKeys>` (none without it). */
+export async function prefillStream(redis: Redis | Cluster, stream: string, count: number, payloadBytes: number, flowKeys?: number): Promise<void> {
   const sizes = sizeKeys(stream);
   await redis.del(stream, sizes.counts, sizes.large);
   const payload = jsonPayload(payloadBytes);
@@ -58,7 +61,7 @@ export async function prefillStream(redis: Redis | Cluster, stream: string, coun
   for (let start = 0; start < count; start += PREFILL_CHUNK) {
     const pipeline = redis.pipeline();
     const end = Math.min(count, start + PREFILL_CHUNK);
-    for (let i = start; i < end; i += 1) pipeline.evalsha(sha, 3, stream, sizes.counts, sizes.large, ...(await signedFields(stream, `ev-${i}`, payload)));
+    for (let i = start; i < end; i += 1) pipeline.evalsha(sha, 3, stream, sizes.counts, sizes.large, ...(await signedFields(stream, `ev-${i}`, payload, flowKeys === undefined ? undefined : `k${i % flowKeys}`)));
     // A refused append (NOSCRIPT, OOM) must fail the prefill, not leave a short stream behind.
     const failed = (await pipeline.exec())?.find(([error]) => error !== null);
     if (failed) throw new Error(`prefill of ${stream} failed: ${String(failed[0])}`);

@@ -128,6 +128,25 @@ export function printBackoffFigures(figures: Figures): void {
   for (const [key, { value, target }] of Object.entries(backoffRatios(figures))) console.log(key.padEnd(44) + shown(value).padEnd(30) + met(valueOf(value), target));
 }
 
+/** `--flow`: what flow control costs (issue 27), median [min–max] over the repetitions. */
+export function printFlowFigures(figures: Figures, load: number[]): void {
+  console.log(`\nflow control (issue 27): median [min–max] over the repetitions; load ${loadText(load)}`);
+  console.log('scenario'.padEnd(34) + 'entries/s'.padEnd(30) + 'Redis CPU µs/entry'.padEnd(30) + 'parked per handled');
+  for (const [name, runs] of figures) {
+    const cpu = stat(runs.map((r) => r.redis?.cpuMicrosPerEntry ?? Number.NaN));
+    const parked = runs.some((r) => r.extra?.flowParked !== undefined) ? shown(stat(runs.map((r) => (r.extra?.flowParked ?? 0) / r.entries))) : '';
+    console.log(name.padEnd(34) + shown(stat(runs.map(eps))).padEnd(30) + shown(cpu).padEnd(30) + parked);
+  }
+  console.log('');
+  const ratios: Record<string, { value: Stat; target: Target }> = {
+    product_flow_over_product_b100_300B: { value: pair(figures, 'product_flow_b100_300B', 'product_b100_300B'), target: ['>=', 0.8] },
+    product_flow_strict_over_product_b100_300B: { value: pair(figures, 'product_flow_strict_b100_300B', 'product_b100_300B'), target: ['>=', 0.8] },
+    product_lua_read_over_product_b100_300B: { value: pair(figures, 'product_lua_read_b100_300B', 'product_b100_300B'), target: undefined },
+    hot10_4_flow_over_hot10_4: { value: pair(figures, 'hot10_4_flow', 'hot10_4'), target: undefined },
+  };
+  for (const [key, { value, target }] of Object.entries(ratios)) console.log(key.padEnd(44) + shown(value).padEnd(30) + met(valueOf(value), target));
+}
+
 const shown = (v: Stat | number) => (typeof v === 'number' ? fmt(v) : `${fmt(v.median)} [${fmt(v.min)}–${fmt(v.max)}]`);
 const valueOf = (v: Stat | number) => (typeof v === 'number' ? v : v.median);
 const loadText = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');

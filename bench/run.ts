@@ -10,6 +10,9 @@
  * `npm run bench -- --backoff [--quick]` runs only the retry-backoff figures (issue 26): the
  * product at batch 100 with its default exponential backoff, with `fixed` backoff (the reclaim
  * rule from before backoff), and draining a crashed consumer's backlog (every entry reclaimed).
+ * `npm run bench -- --flow [--quick]` runs only the flow-control figures (issue 27): the product
+ * with flow leases over 1,000 keys (order none, and strict) against the product without, and
+ * 4 processes on 10 hot keys with and without leases (what a busy key costs).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -23,7 +26,7 @@ import { jsonPayload, prefillStream, resetGroup } from './fixtures';
 import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
 import { openRedisMeter, withRedisFigures } from './redis-meter';
 import { measureCommandCosts, type CommandCosts } from './scenarios/command-cost';
-import { commandCostRatios, printBackoffFigures, printCommandCosts, report, type RunContext } from './report';
+import { commandCostRatios, printBackoffFigures, printCommandCosts, printFlowFigures, report, type RunContext } from './report';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 import { bundleChild, runChild, runSideBySide } from './spawn';
 
@@ -33,6 +36,7 @@ const quick = process.argv.includes('--quick');
 const reportFrom = process.argv.includes('--report') ? process.argv[process.argv.indexOf('--report') + 1] : undefined;
 const commandsOnly = process.argv.includes('--commands');
 const backoffOnly = process.argv.includes('--backoff');
+const flowOnly = process.argv.includes('--flow');
 const RUNS_FILE = join(here, 'results', 'runs.json');
 const LATEST_FILE = join(here, 'results', 'latest.json');
 const COMMANDS_FILE = join(here, 'results', 'commands.json');
@@ -304,13 +308,85 @@ async function backoffAlone(): Promise<void> {
   printBackoffFigures(figures);
 }
 
+/**
+ * `--flow`: the product with flow control beside the product without, alternating, on a
+ * private redis-server; printed. One run over 1,000 keys never contends with itself: it
+ * measures what leases cost (reads through claim.lua, the lease hash). Four processes on 10
+ * keys contend: parked entries per handled one is what a busy key costs.
+ */
+async function flowAlone(): Promise<void> {
+  const bundle = await bundleChild(here);
+  const server = await startRedisServer();
+  const meter = openRedisMeter([{ host: server.host, port: server.port }]);
+  const admin = new Redis(server.url);
+  const figures = new Map<string, ScenarioResult[]>();
+  const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
+  let warmGroups = 0;
+  const warmupOf = async (params: StreamParams) => {
+    const group = `warm-${(warmGroups += 1)}`;
+    await admin.xgroup('CREATE', 'bench:warm:flow', group, '0-0');
+    return { ...params, stream: 'bench:warm:flow', group, count: WARMUP['300B'], shared: false };
+  };
+  try {
+    progress('prefilling signed entries: no flow key, 1,000 flow keys, 10 flow keys');
+    await prefillStream(admin, 'bench:300B', plan.small, SIZES['300B']);
+    await prefillStream(admin, 'bench:flow:300B', plan.small, SIZES['300B'], 1_000);
+    await prefillStream(admin, 'bench:hot:300B', plan.scale, SIZES['300B'], 10);
+    await prefillStream(admin, 'bench:warm:flow', WARMUP['300B'], SIZES['300B'], 1_000);
+    const single = async (name: string, stream: string, flow?: StreamParams['flow'], rateLimit?: StreamParams['rateLimit']) => {
+      await resetGroup(admin, stream, GROUP);
+      const params: StreamParams = { redisUrl: server.url, group: GROUP, stream, count: plan.small, batch: 100, flow, rateLimit };
+      const result = await withRedisFigures(meter, async (atStart) => runChild(bundle.file, { scenario: 'product', params, warmup: await warmupOf(params) }, atStart));
+      record(name, result);
+      progress(`${name}: ${Math.round(eps(result))} entries/s, Redis ${result.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry`);
+    };
+    const busy = async (name: string, flow?: StreamParams['flow']) => {
+      await resetGroup(admin, 'bench:hot:300B', GROUP);
+      const jobs: object[] = [];
+      for (let i = 0; i < 4; i += 1) {
+        const params: StreamParams = { redisUrl: server.url, group: GROUP, stream: 'bench:hot:300B', count: plan.scale, batch: SCALE_BATCH, consumer: `hot-${i}`, shared: true, flow };
+        jobs.push({ scenario: 'product', params, warmup: await warmupOf(params) });
+      }
+      let results: ScenarioResult[] = [];
+      const aggregate = await withRedisFigures(meter, async (atStart) => {
+        const ran = await runSideBySide(bundle.file, jobs, atStart);
+        results = ran.results;
+        return ran.aggregate;
+      });
+      // With leases, a drain run that ends may leave a busy key's last parked entries to the next
+      // run (they wait for their key's lease to end): counted, not an error.
+      if (aggregate.entries !== plan.scale && flow === undefined) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
+      const parked = results.reduce((sum, r) => sum + (r.extra?.flowParked ?? 0), 0);
+      record(name, { ...aggregate, extra: { ...aggregate.extra, flowParked: parked } });
+      progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate, ${aggregate.entries} of ${plan.scale} handled, ${parked} parked`);
+    };
+    for (let rep = 0; rep < plan.reps; rep += 1) {
+      await single('product_b100_300B', 'bench:300B');
+      // Reads through claim.lua as flow does, without leases: a rate limit that never binds.
+      await single('product_lua_read_b100_300B', 'bench:flow:300B', undefined, { limit: 1_000_000, perMs: 1_000 });
+      await single('product_flow_b100_300B', 'bench:flow:300B', { limit: 1 });
+      await single('product_flow_strict_b100_300B', 'bench:flow:300B', { limit: 1, order: 'strict' });
+      await busy('hot10_4');
+      await busy('hot10_4_flow', { limit: 1 });
+    }
+  } finally {
+    admin.disconnect();
+    meter.close();
+    await server.stop();
+    bundle.cleanup();
+  }
+  printFlowFigures(figures, loadavg());
+}
+
 (reportFrom
   ? Promise.resolve().then(() => reportAgain(reportFrom))
   : commandsOnly
     ? commandsAlone()
     : backoffOnly
       ? backoffAlone()
-      : main()
+      : flowOnly
+        ? flowAlone()
+        : main()
 ).catch((error: unknown) => {
   console.error(error);
   process.exit(1);

@@ -647,18 +647,21 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   local not_before, ready = {}, {}
   -- Admits `id` under `key`'s lease (true), or parks it in the key's queue with a not-before (false).
   local function admit(id, key)
-    local state, padded = states[key], padded_id(id)
+    local state = states[key]
     local head = head_of(state, key)
+    -- The padded id only when the key's queue holds entries (most keys' never does).
+    local padded = head and padded_id(id)
     local behind = head ~= nil and head < padded
     local holder = not behind and flow_join(state, flow_token, expires, limit)
     if holder then
       if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
-      if head == padded then
+      if head ~= nil and head == padded then
         state.waiting, state.head = state.waiting - flow_dequeue(queue_key, key, id), nil
       end
       return true
     end
     state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'p')
+    padded = padded or padded_id(id)
     if head == nil or padded < head then state.head = padded end
     -- Behind its queue while a slot is free (or this run's): the queue is served next claim.
     if behind and (#state.holders < limit or flow_holder_of(state.holders, flow_token)) then ready[#ready + 1] = key end
@@ -702,7 +705,7 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   for first = 1, #ready, HASH_CHUNK do
     redis.call('SADD', ready_key, unpack(ready, first, math.min(first + HASH_CHUNK - 1, #ready)))
   end
-  for _, key in ipairs(touched) do flow_store(lease_key, key, states[key]) end
+  flow_store_all(lease_key, touched, states)
 end
 
 -- ---- rate limit: what this claim admits advances TAT (see the header)
@@ -710,7 +713,9 @@ if rate_room then
   local admitted = #reclaimed + #fresh
   if admitted > 0 then
     rate_tat = rate_tat + admitted * rate_interval
-    redis.call('SET', rate_key, string.format('%.3f', rate_tat), 'PX', math.ceil(rate_tat - redis_now()) + 1)
+    -- Kept until TAT passes (the reclaim reads the clock again: now may be past TAT by then; a
+    -- bucket whose TAT has passed is full either way).
+    redis.call('SET', rate_key, string.format('%.3f', rate_tat), 'PX', math.max(1, math.ceil(rate_tat - redis_now()) + 1))
   end
   if admitted >= rate_room then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
 end

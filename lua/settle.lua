@@ -133,13 +133,22 @@ if flow_keys > 0 then
   local token, limit, strict = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2] == '1'
   local now = tonumber(server_now_ms())
   i = i + 3
-  for _ = 1, flow_keys do
-    local key, n = ARGV[i], tonumber(ARGV[i + 1])
-    local first_id, last_id = i + 2, i + 1 + n
-    local q = tonumber(ARGV[last_id + 1])
-    local first_queued, last_queued = last_id + 2, last_id + 1 + q
-    i = last_queued + 1
-    local state = flow_open(redis.call('HGET', lease_key, key), now, token, strict, stream, group, queue_key, key)
+  -- Each key's section: its ids leaving the holder, then those to queue; all keys read at once.
+  local keys, sections = {}, {}
+  for k = 1, flow_keys do
+    local n = tonumber(ARGV[i + 1])
+    local q = tonumber(ARGV[i + 2 + n])
+    keys[k], sections[k] = ARGV[i], { i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q }
+    i = i + 3 + n + q
+  end
+  local values, states, written = {}, {}, {}
+  for first = 1, #keys, FLOW_WRITE_CHUNK do
+    local chunk = redis.call('HMGET', lease_key, unpack(keys, first, math.min(first + FLOW_WRITE_CHUNK - 1, #keys)))
+    for j, value in ipairs(chunk) do values[first + j - 1] = value end
+  end
+  for k, key in ipairs(keys) do
+    local first_id, last_id, first_queued, last_queued = unpack(sections[k])
+    local state = flow_open(values[k], now, token, strict, stream, group, queue_key, key)
     local mine = flow_holder_of(state.holders, token)
     if mine == nil then
       lease_lost = lease_lost + 1
@@ -152,11 +161,13 @@ if flow_keys > 0 then
         if redis.call('XPENDING', stream, group, id, id, 1)[1] then state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'h') end
       end
     end
-    if mine ~= nil or state.changed then
+    if (mine ~= nil or state.changed) and not states[key] then
       if #state.holders < limit and state.waiting > 0 then ready = ready + redis.call('SADD', ready_key, key) end
-      flow_store(lease_key, key, state)
+      states[key] = state
+      written[#written + 1] = key
     end
   end
+  flow_store_all(lease_key, written, states)
 end
 
 local written, hits = 0, 0

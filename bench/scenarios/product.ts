@@ -35,6 +35,8 @@ export async function runProduct(params: StreamParams, options: ProductOptions =
       runBudgetMs: 600_000,
       minIdleMs: 1_200_000,
       ...(params.backoff === undefined ? {} : { retry: { backoff: params.backoff } }),
+      ...(params.flow === undefined ? {} : { flow: params.flow }),
+      ...(params.rateLimit === undefined ? {} : { rateLimit: params.rateLimit }),
     },
     process: benchProcessor(params.stream, params.hmac),
   });
@@ -65,6 +67,8 @@ export async function runProduct(params: StreamParams, options: ProductOptions =
     endedAtMs,
     extra: {
       ...nodeCpu,
+      // Entries a claim took and put back because their flow key was busy elsewhere (SPEC §5.7).
+      ...(params.flow === undefined ? {} : { flowParked: report.flowParked }),
       ...(steady ? { steadyRounds: steady.rounds, roundTripsPerSteadyRound: steady.perRound, roundTripsPerSteadyRoundMax: steady.max } : {}),
     },
   };

@@ -45,6 +45,10 @@ export interface StreamParams {
   readonly hmac?: 'fast' | 'plain';
   /** The product's retry backoff (consumer config `retry.backoff`); default: the config's (exponential). */
   readonly backoff?: 'fixed' | 'exponential';
+  /** The product's flow control (consumer config `flow`); default: none. */
+  readonly flow?: { readonly limit: number; readonly order?: 'none' | 'strict' };
+  /** The product's rate limit (consumer config `rateLimit`); default: none. */
+  readonly rateLimit?: { readonly limit: number; readonly perMs: number };
 }
 
 export function rssPeakMiB(): number {

@@ -100,14 +100,32 @@ local function flow_leave_if_empty(state, token)
   if mine and #state.holders[mine] <= 2 then table.remove(state.holders, mine) end
 end
 
--- Writes a key's state back, or deletes its field when nothing holds or waits on it.
-local function flow_store(lease_key, key, state)
-  if state.waiting < 0 then state.waiting = 0 end
-  if #state.holders == 0 and state.waiting == 0 then
-    redis.call('HDEL', lease_key, key)
-  else
-    redis.call('HSET', lease_key, key, cmsgpack.pack({ state.holders, state.waiting }))
+-- Writes keys' states back in a few calls, not one per key: `states` maps each key to its
+-- state; a key nothing holds or waits on loses its field.
+local FLOW_WRITE_CHUNK = 500
+local function flow_store_all(lease_key, keys, states)
+  local gone, kept = {}, {}
+  for _, key in ipairs(keys) do
+    local state = states[key]
+    if state.waiting < 0 then state.waiting = 0 end
+    if #state.holders == 0 and state.waiting == 0 then
+      gone[#gone + 1] = key
+    else
+      kept[#kept + 1] = key
+      kept[#kept + 1] = cmsgpack.pack({ state.holders, state.waiting })
+    end
   end
+  for first = 1, #gone, FLOW_WRITE_CHUNK do
+    redis.call('HDEL', lease_key, unpack(gone, first, math.min(first + FLOW_WRITE_CHUNK - 1, #gone)))
+  end
+  for first = 1, #kept, 2 * FLOW_WRITE_CHUNK do
+    redis.call('HSET', lease_key, unpack(kept, first, math.min(first + 2 * FLOW_WRITE_CHUNK - 1, #kept)))
+  end
+end
+
+-- Writes one key's state back (flow_store_all for one key).
+local function flow_store(lease_key, key, state)
+  flow_store_all(lease_key, { key }, { [key] = state })
 end
 
 -- The position of `id` in a list of ids, looking from `first`; nil when absent.
