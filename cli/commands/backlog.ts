@@ -1,5 +1,6 @@
 /** `backlog [consumer...]`: how far each consumer's group is behind (SPEC §8 backlog probe). */
 import { consumerBacklog, type ConsumerBacklog } from '../../src/deployment/consumer-backlog';
+import type { FlowBacklog } from '../../src/probes/backlog';
 import type { CommandContext } from '../context';
 import { formatAge } from '../duration';
 import { consumerNamed } from '../load-config';
@@ -8,7 +9,15 @@ function describe(b: ConsumerBacklog): string {
   if (b.status === 'no_group') return `${b.consumer}  ${b.stream} / ${b.group}: no group yet (created by the first poll)`;
   const oldest = b.oldestPendingAgeMs === undefined ? '' : `, oldest ${formatAge(b.oldestPendingAgeMs)} (${b.oldestPendingDeliveries} deliveries)`;
   const scheduled = b.scheduled === 0 ? '' : `, scheduled ${b.scheduled} (next ${b.scheduledNextDueAt! <= b.observedAtMs ? `due ${formatAge(b.observedAtMs - b.scheduledNextDueAt!)} ago` : `in ${formatAge(b.scheduledNextDueAt! - b.observedAtMs)}`})`;
-  return `${b.consumer}  ${b.stream} / ${b.group}: pending ${b.pending}${oldest}, lag ${b.lag ?? 'unknown'}, dead letters ${b.deadLetters}, consumers ${b.consumers}, length ${b.streamLength}${scheduled}`;
+  return `${b.consumer}  ${b.stream} / ${b.group}: pending ${b.pending}${oldest}, lag ${b.lag ?? 'unknown'}, dead letters ${b.deadLetters}, consumers ${b.consumers}, length ${b.streamLength}${scheduled}${flowText(b.flow)}`;
+}
+
+/** Flow control's part, when any key is leased or waited on (SPEC §5.7): closed keys with their head and its age. */
+function flowText(flow: FlowBacklog | undefined): string {
+  if (flow === undefined || (flow.keys === 0 && flow.waiting === 0)) return '';
+  const closed = flow.closedKeys.map((k) => `${JSON.stringify(k.key)} (head ${k.headId}, ${formatAge(k.headAgeMs)}, ${k.waiting} waiting)`);
+  const busiest = flow.busiestKeys.map((k) => `${JSON.stringify(k.key)} ${k.waiting}`);
+  return `\n  flow: ${flow.keys} keys leased or waited on, ${flow.waiting} entries waiting, ${flow.readyKeys} ready${closed.length > 0 ? `; closed: ${closed.join(', ')}` : ''}${busiest.length > 0 ? `; busiest: ${busiest.join(', ')}` : ''}`;
 }
 
 export async function backlogCommand(ctx: CommandContext): Promise<void> {

@@ -122,3 +122,18 @@ export class RunLeases {
     return byKey.size === 0 ? undefined : { token: this.#token, limit: this.#limit, strict: this.#strict, keys: [...byKey.values()] };
   }
 }
+
+/**
+ * One member of a group's flow queue (lua/lib/flow-lease.lua flow_member): the key's length in
+ * five digits, the key's bytes, '|', the entry id padded to 20 + 1 + 20 digits, the mark ('p'
+ * parked, 'h' a head). Undefined for anything else.
+ */
+export function parseQueueMember(member: Uint8Array): { key: Uint8Array; id: string; mark: 'p' | 'h' } | undefined {
+  const text = (from: number, to: number) => String.fromCharCode(...member.subarray(from, to));
+  const length = Number(text(0, 5));
+  if (!/^\d{5}$/.test(text(0, 5)) || member.length !== 5 + length + 1 + 41 + 1) return undefined;
+  const padded = /^(\d{20})-(\d{20})$/.exec(text(6 + length, 6 + length + 41));
+  const mark = text(member.length - 1, member.length);
+  if (padded === null || member[5 + length] !== 0x7c || (mark !== 'p' && mark !== 'h')) return undefined;
+  return { key: member.subarray(5, 5 + length), id: `${BigInt(padded[1]!)}-${BigInt(padded[2]!)}`, mark };
+}

@@ -73,6 +73,21 @@ function nextDue(b: { nextDueInMs?: number; dueNow?: number }): string {
   return b.dueNow ? `${b.dueNow} due now; next ${waiting}` : waiting;
 }
 
+/**
+ * Flow control (SPEC §5.7), for consumers with keys leased or waited on: the keys closed behind
+ * a head (strict order) with the head's id and age, and the busiest keys of the probe's sample.
+ */
+function flowTable(consumers: readonly ConsumerOverview[]): string {
+  const rows = consumers.flatMap(({ backlog: b }) => {
+    if (b.status !== 'ok' || b.flow === undefined || (b.flow.keys === 0 && b.flow.waiting === 0)) return [];
+    const closed = b.flow.closedKeys.map((k) => `${k.key}: head ${k.headId}, ${duration(k.headAgeMs)}, ${k.waiting} waiting`).join('; ');
+    const busiest = b.flow.busiestKeys.map((k) => `${k.key} (${k.waiting})`).join(', ');
+    return [[b.consumer, b.flow.keys, b.flow.waiting, b.flow.readyKeys, closed || '—', busiest || '—']];
+  });
+  if (rows.length === 0) return '';
+  return `<h2>Flow control</h2>${table(['consumer', 'keys leased or waited on', 'entries waiting', 'ready keys', 'closed keys (strict order)', 'busiest keys'], rows, '')}`;
+}
+
 /** `runsHref`: the runs page, which lists idle runs and filters too. */
 export function renderOverview(overview: Overview, runsHref: string): string {
   const summary = table(
@@ -92,5 +107,5 @@ export function renderOverview(overview: Overview, runsHref: string): string {
     })
     .join('');
   const runs = `<h2>Recent runs that did something</h2>${runsTable(overview.recentRuns, 'no poll run has handled anything yet')}<p><a href="${escapeHtml(runsHref)}">All recent runs, idle ones and filters →</a></p>`;
-  return `${summary}${lastRunNote}<h2>Oldest pending age over time</h2>${charts}${runs}`;
+  return `${summary}${lastRunNote}${flowTable(overview.consumers)}<h2>Oldest pending age over time</h2>${charts}${runs}`;
 }

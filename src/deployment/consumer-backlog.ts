@@ -17,7 +17,7 @@ export async function consumerBacklog(port: RedisPort, plan: ConsumerPlan): Prom
   const { stream, group, keys, minIdleMs, retry } = plan.config;
   const base = { consumer: plan.name, stream, group };
   try {
-    return { ...base, status: 'ok', ...(await probeBacklog(port, { stream, group, dlt: keys.dlt, due: { minIdleMs, retry, deferKey: keys.defer } })) };
+    return { ...base, status: 'ok', ...(await probeBacklog(port, { stream, group, dlt: keys.dlt, due: { minIdleMs, retry, deferKey: keys.defer }, flowLease: keys.flowLease })) };
   } catch (error) {
     const reply = errorCode(error) === 'REDIS_COMMAND_FAILED' ? (error as RedisCommandError).reply : '';
     if (/^NOGROUP|no such key/i.test(reply)) return { ...base, status: 'no_group' };

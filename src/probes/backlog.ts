@@ -11,6 +11,12 @@
  * from a sample: the DUE_SAMPLE oldest pending entries, judged as claim.lua judges them (its
  * twin in retry.ts; display only, nothing is taken). A deferral hash that exists costs a second
  * round trip (its not-before times of the sampled ids); without one the probe stays one.
+ *
+ * Flow control (SPEC §5.7), when the target names the group's lease hash: in the same round
+ * trip, how many keys are leased or waited on, how many entries wait in the keys' queues and
+ * how many keys are ready, and from the first FLOW_SAMPLE queue members (id order per key, in
+ * key order): the keys closed behind a head (strict order) with the head's id and age, and the
+ * busiest keys of the sample.
  */
 import { entryIdMillis } from '../entry/entry';
 import { ReplyShapeError } from '../ground/errors';
@@ -21,6 +27,13 @@ import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import { runOperations } from '../redis/script';
 import { scheduleKeys } from '../entry/schedule-keys';
 import { dueAtMs, type RetryPolicy } from '../consume/retry';
+import { flowQueueKey, flowReadyKey } from '../entry/keys';
+import { parseQueueMember } from '../consume/flow-lease';
+
+/** Queue members the flow part reads (closed and busiest keys come from them). */
+export const FLOW_SAMPLE = 200;
+/** Busiest keys reported. */
+const BUSIEST = 5;
 
 /** Pending entries, oldest first, the next due time is computed from: bounded work per probe. */
 export const DUE_SAMPLE = 100;
@@ -40,6 +53,33 @@ export interface BacklogTarget {
   readonly dlt?: string;
   /** The consumer's retry policy: the probe then reports the next due time (nextDueAt). */
   readonly due?: DueTarget;
+  /** The group's flow lease hash (keys.flowLease): the probe then reports `flow`. */
+  readonly flowLease?: string;
+}
+
+/** A key's entries waiting in its queue (SPEC §5.7). */
+export interface FlowKeyState {
+  /** The key's bytes as text (UTF-8, replacement characters where they are not). */
+  readonly key: string;
+  /** Its first waiting entry. */
+  readonly headId: string;
+  /** Redis now minus the head's id time, ms. */
+  readonly headAgeMs: number;
+  /** Its entries in the sample. */
+  readonly waiting: number;
+}
+
+export interface FlowBacklog {
+  /** Keys leased or waited on (fields of the lease hash). */
+  readonly keys: number;
+  /** Entries waiting in the keys' queues (parked behind a busy key, or heads and what follows them). */
+  readonly waiting: number;
+  /** Keys whose slot is free while entries wait: the next claim serves them first. */
+  readonly readyKeys: number;
+  /** Keys closed behind a head (strict order: a retained or unsettled earliest entry), from the sample. */
+  readonly closedKeys: readonly FlowKeyState[];
+  /** The keys with the most waiting entries in the sample, most first. */
+  readonly busiestKeys: readonly FlowKeyState[];
 }
 
 export interface Backlog {
@@ -73,6 +113,8 @@ export interface Backlog {
   readonly nextDueInMs?: number;
   /** Sampled pending entries already due and waiting for a poll to reclaim them. */
   readonly dueNow?: number;
+  /** Flow control's state (with `flowLease` in the target). */
+  readonly flow?: FlowBacklog;
 }
 
 /** Throws (NOGROUP) when the group does not exist; readiness reports that case. */
@@ -80,7 +122,7 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
   const { stream, group } = target;
   const dlt = target.dlt ?? deriveStreamKeys(stream, group).dlt;
   const schedule = scheduleKeys(stream).due;
-  const [summary, oldestRows, groups, streamLength, dltLength, time, scheduled, head, deferrals] = await runOperations(port, [
+  const replies = await runOperations(port, [
     command('XPENDING', stream, group),
     command('XPENDING', stream, group, '-', '+', target.due === undefined ? 1 : DUE_SAMPLE),
     command('XINFO', 'GROUPS', stream),
@@ -90,7 +132,11 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     command('ZCARD', schedule),
     command('ZRANGE', schedule, 0, 0, 'WITHSCORES'),
     ...(target.due === undefined ? [] : [command('EXISTS', target.due.deferKey)]),
+    ...flowCommands(target.flowLease),
   ]);
+  const [summary, oldestRows, groups, streamLength, dltLength, time, scheduled, head] = replies;
+  const deferrals = target.due === undefined ? undefined : replies[8];
+  const flowReplies = replies.slice(target.due === undefined ? 8 : 9);
   const scheduleHead = asArray(head, 'schedule head')[1];
   const info = groupInfo(groups, group);
   const [seconds, micros] = asArray(time, 'TIME reply');
@@ -113,6 +159,43 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     scheduledNextDueAt: scheduleHead === undefined ? undefined : asInteger(scheduleHead, 'schedule next due'),
     observedAtMs,
     ...(target.due === undefined ? {} : await nextDue(port, target.due, asArray(oldestRows, 'XPENDING rows'), observedAtMs, asInteger(deferrals, 'EXISTS reply') === 1)),
+    ...(target.flowLease === undefined ? {} : { flow: flowBacklog(flowReplies, observedAtMs) }),
+  };
+}
+
+function flowCommands(lease: string | undefined) {
+  if (lease === undefined) return [];
+  const queue = flowQueueKey(lease);
+  return [command('HLEN', lease), command('ZCARD', queue), command('SCARD', flowReadyKey(lease)), command('ZRANGE', queue, 0, FLOW_SAMPLE - 1)];
+}
+
+function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs: number): FlowBacklog {
+  const byKey = new Map<string, { head: { id: string; mark: string }; waiting: number }>();
+  for (const member of asArray(sample, 'flow queue sample')) {
+    if (!isBytes(member)) continue;
+    const parsed = parseQueueMember(member);
+    if (parsed === undefined) continue;
+    const key = decodeText(parsed.key);
+    const seen = byKey.get(key);
+    if (seen === undefined) byKey.set(key, { head: parsed, waiting: 1 });
+    else seen.waiting += 1;
+  }
+  const state = (key: string, { head, waiting: count }: { head: { id: string }; waiting: number }): FlowKeyState => ({
+    key,
+    headId: head.id,
+    headAgeMs: Math.max(0, observedAtMs - (entryIdMillis(head.id) ?? observedAtMs)),
+    waiting: count,
+  });
+  const all = [...byKey].map(([key, value]) => ({ mark: value.head.mark, state: state(key, value) }));
+  return {
+    keys: asInteger(keys, 'HLEN reply'),
+    waiting: asInteger(waiting, 'ZCARD reply'),
+    readyKeys: asInteger(ready, 'SCARD reply'),
+    closedKeys: all.filter((k) => k.mark === 'h').map((k) => k.state),
+    busiestKeys: all
+      .map((k) => k.state)
+      .sort((a, b) => b.waiting - a.waiting)
+      .slice(0, BUSIEST),
   };
 }
 

@@ -17,8 +17,9 @@ import { bundleAliases } from '../../infra/aws/handler-file';
 const KIB = 1024;
 // 102: flow leases (issue 27 slice 1: lua/lib/flow-lease.lua in claim.lua and settle.lua, the run's
 // lease bookkeeping) took the Worker from 97.6 to 100.1 KiB. 103: slice 2 (per-key queues, strict
-// order, the saga default) took it to 102.0 KiB.
-const WORKER_BUDGET = 103 * KIB;
+// order, the saga default) took it to 102.0 KiB. 104: the rate limit and the dashboard's flow
+// table (with the backlog probe's flow part) took it to 103.6 KiB.
+const WORKER_BUDGET = 104 * KIB;
 // 105: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
 // took the poll function to 97.7 KiB. 105 leaves room for features, under the issue's 110.
@@ -45,7 +46,7 @@ async function bundle(options: BuildOptions): Promise<{ gzip: number; inputs: st
 }
 
 describe('bundle budgets', () => {
-  it('the Worker of a deployment is within WORKER_BUDGET (103 KiB gzip), without zod locales, classic zod or Node clients', async () => {
+  it('the Worker of a deployment is within WORKER_BUDGET (104 KiB gzip), without zod locales, classic zod or Node clients', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('../worker/fixtures/worker-entry.ts')],
       format: 'esm',

@@ -14,6 +14,7 @@ import { ensureGroup } from '../../src/consume/groups';
 import { createPoller } from '../../src/consume/poller';
 import { createProcessor, rawPayload } from '../../src/consume/processor';
 import { settleCall } from '../../src/consume/settle';
+import { probeBacklog } from '../../src/probes/backlog';
 import { flowQueueKey, flowReadyKey } from '../../src/entry/keys';
 import { decodeText } from '../../src/ground/text';
 import type { RedisPort } from '../../src/redis/port';
@@ -152,5 +153,23 @@ describe.each(clientKinds)('flow queues and strict order over $name', (kind: Cli
     expect(early.nextDueAt).toBeGreaterThan(Date.now() + 1_000);
     expect(await admin.exists(flowReadyKey(lease()))).toBe(0);
     expect(await admin.zcard(flowQueueKey(lease()))).toBe(1);
+  });
+
+  it('shows a closed key with its head and age, and the busiest keys, in the backlog probe', async () => {
+    const head = await keyed('k', 0);
+    await keyed('k', 1);
+    await keyed('other', 0);
+    const a = config('a');
+    const [taken] = (await claimOnce(port, a, { fresh: 1, reclaim: 0, flow: plan('A.', true) })).entries;
+    const retained = settleCall(a, [{ entry: taken!, verdict: Verdicts.retain('handler_error') }], { token: 'A.', limit: 1, strict: true, keys: [{ key: key('k'), ids: [head], queued: [head] }] })!;
+    await exchange(port, a, { settles: [retained] });
+    await claimOnce(port, config('b'), { fresh: 5, reclaim: 0, flow: plan('B.', true) }); // k:1 parks behind its head; other is admitted
+    const backlog = await probeBacklog(port, { stream, group: 'g', flowLease: lease() });
+    expect(backlog.flow).toMatchObject({ keys: 2, waiting: 2, readyKeys: 1 });
+    expect(backlog.flow!.closedKeys).toEqual([{ key: 'k', headId: head, headAgeMs: expect.any(Number), waiting: 2 }]);
+    expect(backlog.flow!.closedKeys[0]!.headAgeMs).toBeLessThan(60_000);
+    expect(backlog.flow!.busiestKeys.map((k) => [k.key, k.waiting])).toEqual([['k', 2]]);
+    // Without the lease hash named, the probe reads none of it.
+    expect((await probeBacklog(port, { stream, group: 'g' })).flow).toBeUndefined();
   });
 });

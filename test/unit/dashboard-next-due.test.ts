@@ -38,3 +38,27 @@ describe('dashboard overview: next due', () => {
     expect(html).toMatch(/<td[^>]*>—<\/td>/);
   });
 });
+
+describe('dashboard overview: flow control', () => {
+  const flow = (extra: object) => ({ keys: 2, waiting: 3, readyKeys: 1, closedKeys: [], busiestKeys: [], ...extra });
+
+  it('lists the keys closed behind a head with its id and age, and the busiest keys, escaped', () => {
+    const html = render(
+      row({
+        flow: flow({
+          closedKeys: [{ key: 'order-<17>', headId: '5-0', headAgeMs: 90_000, waiting: 2 }],
+          busiestKeys: [{ key: 'order-<17>', headId: '5-0', headAgeMs: 90_000, waiting: 2 }],
+        }),
+      }),
+    );
+    expect(html).toContain('<h2>Flow control</h2>');
+    expect(html).toContain('order-&#60;17&#62;: head 5-0, 1.5 min, 2 waiting');
+    expect(html).toContain('order-&#60;17&#62; (2)');
+    expect(html).not.toContain('order-<17>');
+  });
+
+  it('shows no flow section when no key is leased or waited on', () => {
+    expect(render(row({ flow: flow({ keys: 0, waiting: 0 }) }))).not.toContain('Flow control');
+    expect(render(row({}))).not.toContain('Flow control');
+  });
+});
