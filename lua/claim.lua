@@ -136,7 +136,7 @@
   (TAT) per group in KEYS[12]. Before anything is read, the room is how many entries may start
   now: floor((now + τ - max(TAT, now)) / T) + 1, or 0; the reclaim and the fresh read take at
   most that many, and what this claim returns advances TAT by T each (entries it parks do not
-  count). Over any window of W ms at most burst + W / T entries are admitted, fleet-wide.
+  advance it, though the room they took is not given to others in this claim). Over any window of W ms at most burst + W / T entries are admitted, fleet-wide.
   Entries over the limit are simply not claimed: they stay unread or pending as they are,
   never dead-lettered, and next_due says when the next one may start.
 
@@ -152,7 +152,8 @@
   looked at again when its key is served from the ready set or when that not-before passes:
   never every round. Ready keys (a slot is free while entries wait) are served before the
   reclaim's cursor pass: each key's queue, in id order, is claimed here under a lease of
-  this run, within the reclaim count and the byte allowance; a parked entry is taken at
+  this run, within half the reclaim count (the cursor pass keeps the rest: ready keys never
+  starve the PEL's due entries) and the byte allowance; a parked entry is taken at
   once, a head only when due (otherwise the key waits for it: the cursor pass takes the
   head when it is due, and its settle makes the key ready again); a key with more waiting
   goes back to the set. Entries without a key are admitted as before. A fresh read never
@@ -372,13 +373,17 @@ if rate_interval > 0 then
   if rate_room == 0 then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
 end
 
--- ---- 1a. flow: ready keys first (see the header)
-if flow_token ~= '' and reclaim_count > 0 then
+-- ---- 1a. flow: ready keys first (see the header), within half the reclaim count: the cursor
+-- pass below keeps the other half, so a steady stream of ready keys never starves the PEL.
+local ready_room = math.floor(reclaim_count / 2)
+if flow_token ~= '' and ready_room > 0 then
   local expires, limit = redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
-  local keys, served = redis.call('SPOP', ready_key, reclaim_count), {}
+  local keys, served = redis.call('SPOP', ready_key, ready_room), {}
   for k, key in ipairs(keys) do
-    if #reclaimed + #deleted >= reclaim_count or cut == 1 then
-      redis.call('SADD', ready_key, unpack(keys, k))
+    if #reclaimed + #deleted >= ready_room or cut == 1 then
+      for first = k, #keys, HASH_CHUNK do
+        redis.call('SADD', ready_key, unpack(keys, first, math.min(first + HASH_CHUNK - 1, #keys)))
+      end
       break
     end
     local state = flow_open(redis.call('HGET', lease_key, key), redis_now(), flow_token, flow_strict, stream, group, queue_key, key)
@@ -387,7 +392,7 @@ if flow_token ~= '' and reclaim_count > 0 then
     -- again: the key still has entries this claim had no room for; false once its head is not due.
     local again = holder ~= nil
     while holder and again and state.waiting > 0 do
-      local room = reclaim_count - #reclaimed - #deleted
+      local room = ready_room - #reclaimed - #deleted
       if room <= 0 or cut == 1 then break end
       local first = flow_queue_first(queue_key, key, room)
       for _, member in ipairs(first) do
@@ -715,7 +720,7 @@ if rate_room then
     rate_tat = rate_tat + admitted * rate_interval
     -- Kept until TAT passes (the reclaim reads the clock again: now may be past TAT by then; a
     -- bucket whose TAT has passed is full either way).
-    redis.call('SET', rate_key, string.format('%.3f', rate_tat), 'PX', math.max(1, math.ceil(rate_tat - redis_now()) + 1))
+    redis.call('SET', rate_key, string.format('%.17g', rate_tat), 'PX', math.max(1, math.ceil(rate_tat - redis_now()) + 1))
   end
   if admitted >= rate_room then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
 end

@@ -37,8 +37,10 @@
   order the ones the caller names to queue (retained, or never started) that are still
   pending become heads of the key's queue, so no later entry of the key overtakes them; and
   a key with a free slot and waiting entries goes into the ready set, which the next claim
-  serves first. This runs after the acks and before the dead-letters: the caller never names
-  an acked or dead-lettered entry to queue. A run whose holder is gone — its lease ran out
+  serves first. This runs last, after the dead-letters: a dead-letter whose record fails
+  aborts the script with its entry still pending and still under the run's holder, so its key
+  is never reopened beneath it (the caller never names an acked or dead-lettered entry to
+  queue; after their acks they are not pending anyway). A run whose holder is gone — its lease ran out
   and the key moved on (under strict order, after its pending entries were queued) —
   changes nothing of the key: it counts lease_lost, and its verdicts still apply (an ack is
   of committed work). Replayed, removing ids already gone and queueing what is queued do
@@ -126,48 +128,19 @@ for _ = 1, deferrals do
   i = i + 2
 end
 
+-- The flow section's layout is read here; it is applied after the dead-letters (see the header).
 local flow_keys = tonumber(ARGV[i])
-local lease_lost, ready = 0, 0
+local flow_at, flow_key_names, flow_sections = i + 1, {}, {}
 i = i + 1
 if flow_keys > 0 then
-  local token, limit, strict = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2] == '1'
-  local now = tonumber(server_now_ms())
   i = i + 3
-  -- Each key's section: its ids leaving the holder, then those to queue; all keys read at once.
-  local keys, sections = {}, {}
+  -- Each key's section: its ids leaving the holder, then those to queue.
   for k = 1, flow_keys do
     local n = tonumber(ARGV[i + 1])
     local q = tonumber(ARGV[i + 2 + n])
-    keys[k], sections[k] = ARGV[i], { i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q }
+    flow_key_names[k], flow_sections[k] = ARGV[i], { i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q }
     i = i + 3 + n + q
   end
-  local values, states, written = {}, {}, {}
-  for first = 1, #keys, FLOW_WRITE_CHUNK do
-    local chunk = redis.call('HMGET', lease_key, unpack(keys, first, math.min(first + FLOW_WRITE_CHUNK - 1, #keys)))
-    for j, value in ipairs(chunk) do values[first + j - 1] = value end
-  end
-  for k, key in ipairs(keys) do
-    local first_id, last_id, first_queued, last_queued = unpack(sections[k])
-    local state = flow_open(values[k], now, token, strict, stream, group, queue_key, key)
-    local mine = flow_holder_of(state.holders, token)
-    if mine == nil then
-      lease_lost = lease_lost + 1
-    else
-      local holder = state.holders[mine]
-      for j = first_id, last_id do flow_drop_id(holder, 3, ARGV[j]) end
-      flow_leave_if_empty(state, token)
-      for j = first_queued, last_queued do
-        local id = ARGV[j]
-        if redis.call('XPENDING', stream, group, id, id, 1)[1] then state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'h') end
-      end
-    end
-    if (mine ~= nil or state.changed) and not states[key] then
-      if #state.holders < limit and state.waiting > 0 then ready = ready + redis.call('SADD', ready_key, key) end
-      states[key] = state
-      written[#written + 1] = key
-    end
-  end
-  flow_store_all(lease_key, written, states)
 end
 
 local written, hits = 0, 0
@@ -205,6 +178,42 @@ while i <= #ARGV do
   if has_deferrals then redis.call('HDEL', defer_key, entry_id) end
   i = i + 4
   k = k + 1
+end
+
+-- Flow leases, last: a dead-letter whose record fails aborts the script before this, so its
+-- entry stays pending under the run's holder (its key is not reopened beneath it).
+local lease_lost, ready = 0, 0
+if flow_keys > 0 then
+  local token, limit, strict = ARGV[flow_at], tonumber(ARGV[flow_at + 1]), ARGV[flow_at + 2] == '1'
+  local now = tonumber(server_now_ms())
+  local keys = flow_key_names
+  local values, states, touched = {}, {}, {}
+  for first = 1, #keys, FLOW_WRITE_CHUNK do
+    local chunk = redis.call('HMGET', lease_key, unpack(keys, first, math.min(first + FLOW_WRITE_CHUNK - 1, #keys)))
+    for j, value in ipairs(chunk) do values[first + j - 1] = value end
+  end
+  for k, key in ipairs(keys) do
+    local first_id, last_id, first_queued, last_queued = unpack(flow_sections[k])
+    local state = flow_open(values[k], now, token, strict, stream, group, queue_key, key)
+    local mine = flow_holder_of(state.holders, token)
+    if mine == nil then
+      lease_lost = lease_lost + 1
+    else
+      local holder = state.holders[mine]
+      for j = first_id, last_id do flow_drop_id(holder, 3, ARGV[j]) end
+      flow_leave_if_empty(state, token)
+      for j = first_queued, last_queued do
+        local id = ARGV[j]
+        if redis.call('XPENDING', stream, group, id, id, 1)[1] then state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'h') end
+      end
+    end
+    if (mine ~= nil or state.changed) and not states[key] then
+      if #state.holders < limit and state.waiting > 0 then ready = ready + redis.call('SADD', ready_key, key) end
+      states[key] = state
+      touched[#touched + 1] = key
+    end
+  end
+  flow_store_all(lease_key, touched, states)
 end
 
 return { acked, written, hits, deferred, lease_lost, ready }

@@ -312,8 +312,8 @@ function rateLimitProblems(rate: NonNullable<ConsumerConfig['rateLimit']>, wait:
   if (rate.burst !== undefined && rate.burst > rate.limit) {
     problems.push({ path: 'rateLimit.burst', message: `must be at most rateLimit.limit (${rate.limit}): a burst is a share of one window` });
   }
-  if (rate.perMs * 1_000 < rate.limit) {
-    problems.push({ path: 'rateLimit.limit', message: `must be at most 1,000 per ms of rateLimit.perMs (${rate.perMs} ms): finer rates are not measured` });
+  if (rate.perMs * 100 < rate.limit) {
+    problems.push({ path: 'rateLimit.limit', message: `must be at most 100 per ms of rateLimit.perMs (${rate.perMs} ms): the Redis clock's ms, as a double near 1.8e12, cannot space finer starts exactly` });
   }
   if (wait === 'block') {
     problems.push({ path: 'wait', message: 'must be "sleep" with rateLimit: a blocking read delivers an entry past the claim that counts it (leave it unset)' });

@@ -132,8 +132,8 @@ export class RunLoop {
   #total = EMPTY_RUN;
   /** The earliest not-yet-due time any claim of this run saw (RunReport.nextDueAt). */
   #nextDueAt: number | undefined;
-  /** The claim landed last (the idle wait reads its rate-limit due time). */
-  #lastClaim: ClaimResult | undefined;
+  /** When the rate limit lets the next entry start (local clock), after a claim it cut short. */
+  #rateWakeAt: number | undefined;
   /** #metered.roundTrips when the last round was reported. */
   #reportedRoundTrips = 0;
 
@@ -292,9 +292,9 @@ export class RunLoop {
       this.#landSettles([carried], outcome);
     }
     const now = this.#deps.now();
-    // A claim the rate limit cut short says when the next entry may start: no later than then.
-    const rateDue = this.#lastClaim?.rateLimited === true ? this.#lastClaim.nextDueAt : undefined;
-    const waitMs = Math.min(this.#config.blockMs, this.#settleBy - now, rateDue === undefined ? Infinity : Math.max(1, rateDue - now));
+    // A claim the rate limit cut short says when the next entry may start: wait no longer.
+    const rateWait = this.#rateWakeAt === undefined ? Infinity : Math.max(1, this.#rateWakeAt - now);
+    const waitMs = Math.min(this.#config.blockMs, this.#settleBy - now, rateWait);
     if (this.#stopping() || waitMs <= 0) return undefined;
     const reader = this.#waitsInRead() ? this.#port.blockingReader?.() : undefined;
     if (reader !== undefined) {
@@ -407,7 +407,7 @@ export class RunLoop {
     if (claim !== undefined) {
       this.#scriptLoaded = true;
       this.#nextDueAt = earliest(this.#nextDueAt, claim.nextDueAt);
-      this.#lastClaim = claim;
+      this.#rateWakeAt = rateWakeAt(claim, this.#deps.now());
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
       this.#leases?.admitted(claim.entries);
@@ -579,4 +579,10 @@ function randomToken(): string {
 function yieldToEventLoop(): Promise<void> {
   const later: (callback: () => void) => unknown = globalThis.setImmediate ?? ((callback) => setTimeout(callback, 0));
   return new Promise((resolve) => later(resolve));
+}
+
+/** The local time a claim the rate limit cut short says the next entry may start: only a duration crosses the clocks. */
+function rateWakeAt(claim: ClaimResult, localNow: number): number | undefined {
+  if (claim.rateLimited !== true || claim.nextDueAt === undefined || claim.redisNow === undefined) return undefined;
+  return localNow + Math.max(0, claim.nextDueAt - claim.redisNow);
 }

@@ -54,13 +54,13 @@ function build(subject: string, options: SagaConsumerOptions<CommandEnvelope>, s
   const parsed = schema.safeParse(routeInput, IN_ENGLISH);
   const problems = parsed.success ? [] : problemsOf(parsed.error).map((p) => ({ ...p, path: p.path ? `route.${p.path}` : 'route' }));
   const route = Object.freeze({ ...(parsed.data as CommandRoute) });
-  return buildSagaPoller(subject, options, problems, (stream, auth) =>
+  return buildSagaPoller(subject, options, problems, (stream, auth, flowOn) =>
     createEnvelopeProcessor({
       stream,
       auth,
       decode: jsonPayload(commandEnvelopeSchema),
       idOf: (envelope) => envelope.command_id,
-      instanceOf: (envelope) => envelope.instance_id,
+      ...(flowOn ? { instanceOf: (envelope: { instance_id: string }) => envelope.instance_id } : {}),
       gate: commandRouteGate(route),
       handler: options.handler,
       hmac: options.hmac,

@@ -65,7 +65,8 @@ export function buildSagaPoller<E>(
   subject: string,
   options: SagaConsumerOptions<E>,
   extraProblems: readonly ConfigProblem[],
-  processorFor: (stream: string, auth: StreamAuth) => EntryProcessor,
+  /** `flowOn`: the consumer holds entries to flow leases, so their flow keys are checked against the envelope. */
+  processorFor: (stream: string, auth: StreamAuth, flowOn: boolean) => EntryProcessor,
 ): Poller {
   const parsed = configProblems(options.config);
   const checked = checkStreamAuth(options.auth, 'consumer');
@@ -78,7 +79,7 @@ export function buildSagaPoller<E>(
   return createPoller({
     port: options.port,
     config,
-    process: processorFor(config.keys.stream, checked.auth),
+    process: processorFor(config.keys.stream, checked.auth, flowOf(config) !== undefined),
     // With flow leases the flow key orders a run's entries (poller.ts).
     orderingKey: options.orderingKey ?? (config.concurrency > 1 && flowOf(config) === undefined ? instanceOrderingKey : undefined),
     now: options.now,

@@ -21,8 +21,11 @@ export interface EnvelopeProcessorSpec<E> {
   readonly decode: PayloadDecoder<E>;
   /** The id the envelope claims for itself (command_id / result_id). */
   readonly idOf: (envelope: E) => string;
-  /** The saga instance the envelope belongs to: an entry's flow key must be its bytes. */
-  readonly instanceOf: (envelope: E) => string;
+  /**
+   * The saga instance the envelope belongs to, when the consumer holds entries to flow leases
+   * (SPEC §5.7): an entry's flow key must then be its bytes. Without flow nothing reads the key.
+   */
+  readonly instanceOf?: (envelope: E) => string;
   /** The consumer's own check (route, allowed producers); a verdict stops the entry. */
   readonly gate: (envelope: E, producer: string) => Verdict | undefined;
   readonly handler: SagaHandler<E>;
@@ -36,7 +39,7 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
     const { payload: envelope, producer } = admitted;
     const eventId = fieldText(entry, Fields.eventId)!;
     if (spec.idOf(envelope) !== eventId) return refused(context, entry, Verdicts.deadLetter(DeadLetterReasons.envelopeIdMismatch));
-    if (!flowKeyMatches(entry, spec.instanceOf(envelope))) return refused(context, entry, Verdicts.deadLetter(DeadLetterReasons.flowKeyMismatch));
+    if (spec.instanceOf !== undefined && !flowKeyMatches(entry, spec.instanceOf(envelope))) return refused(context, entry, Verdicts.deadLetter(DeadLetterReasons.flowKeyMismatch));
     const gated = spec.gate(envelope, producer);
     if (gated) return refused(context, entry, gated);
     const delivery: SagaDelivery<E> = {
@@ -65,7 +68,8 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
  */
 function flowKeyMatches(entry: StreamEntry, instanceId: string): boolean {
   const key = entry.fields.get(Fields.flowKey);
-  if (key === undefined) return true;
+  // Empty: no key, as the lease reads it (flow-lease.ts flowKeyOf).
+  if (key === undefined || key.length === 0) return true;
   const expected = UTF8.encode(instanceId);
   return key.length === expected.length && key.every((byte, i) => byte === expected[i]);
 }

@@ -54,13 +54,13 @@ export function createResultConsumer(options: ResultConsumerOptions): Poller {
     ...(timeouts.success ? [] : problemsOf(timeouts.error).map((p) => ({ ...p, path: 'timeoutProducer' }))),
   ];
   const gate = producerGate(parsed.success ? parsed.data : undefined, timeouts.success ? timeouts.data : undefined);
-  return buildSagaPoller('result consumer', options, problems, (stream, auth) =>
+  return buildSagaPoller('result consumer', options, problems, (stream, auth, flowOn) =>
     createEnvelopeProcessor({
       stream,
       auth,
       decode: jsonPayload(resultEnvelopeSchema),
       idOf: (envelope) => envelope.result_id,
-      instanceOf: (envelope) => envelope.instance_id,
+      ...(flowOn ? { instanceOf: (envelope: { instance_id: string }) => envelope.instance_id } : {}),
       gate,
       handler: options.handler,
       hmac: options.hmac,

@@ -155,6 +155,25 @@ describe.each(clientKinds)('flow queues and strict order over $name', (kind: Cli
     expect(await admin.zcard(flowQueueKey(lease()))).toBe(1);
   });
 
+  it('leaves the cursor pass half the reclaim count: ready keys never starve a due entry of the PEL', async () => {
+    const due = await append(admin, stream, { event_id: 'u', payload: 'u:0' });
+    await claimOnce(port, config('x'), { fresh: 1, reclaim: 0 });
+    await admin.xclaim(stream, 'g', 'x', 0, due, 'IDLE', 60_000); // long past its backoff
+    const first = await keyed('k', 0);
+    const [parkedA, parkedB] = [await keyed('k', 1), await keyed('k', 2)];
+    const none = (consumer: string) => config(consumer, { flow: { limit: 1 } });
+    const [taken] = (await claimOnce(port, none('a'), { fresh: 1, reclaim: 0, flow: plan('A.', false) })).entries;
+    expect(taken?.id).toBe(first);
+    expect((await claimOnce(port, none('b'), { fresh: 2, reclaim: 0, flow: plan('B.', false) })).flowParked).toBe(2);
+    const ack = settleCall(none('a'), [{ entry: taken!, verdict: Verdicts.ack() }], { token: 'A.', limit: 1, strict: false, keys: [{ key: key('k'), ids: [first], queued: [] }] })!;
+    expect((await exchange(port, none('a'), { settles: [ack] })).settled[0]).toMatchObject({ readyKeys: 1 });
+    const claim = await claimOnce(port, none('c'), { fresh: 0, reclaim: 2, flow: plan('C.', false) });
+    expect(claim.entries.map((e) => e.id)).toEqual([parkedA, due]);
+    // The key is ready again for its next entry.
+    expect(await admin.smembers(flowReadyKey(lease()))).toEqual(['k']);
+    expect(parkedB).not.toBe(parkedA);
+  });
+
   it('shows a closed key with its head and age, and the busiest keys, in the backlog probe', async () => {
     const head = await keyed('k', 0);
     await keyed('k', 1);

@@ -156,6 +156,15 @@ describe.each(clientKinds)('saga consumers over $name', (kind) => {
     expect(seen.map((d) => d.eventId)).toEqual(['c2']);
   });
 
+  it('reads no flow key with flow off: a consumer whose rows carry another ordering key can opt out', async () => {
+    const consumer = createCommandConsumer({ port, config: fastConfig(stream, { flow: false }), auth: COMMAND_AUTH, route: ROUTE, handler });
+    await consumer.ensureGroup();
+    const orchestrator = publisherWith('orch', ORCHESTRATOR_KEY);
+    await orchestrator.publish({ eventType: 'saga.command', eventId: 'c1', payload: JSON.stringify(command('c1')), flowKey: 'tenant-4' });
+    expect(await drain(consumer)).toMatchObject({ acked: 1, deadLettered: 0 });
+    expect(seen.map((d) => d.eventId)).toEqual(['c1']);
+  });
+
   it('keeps a saga instance in strict order across runs by default: a later command waits for the retained one, another instance goes on', async () => {
     const first = await commandConsumer();
     expect(first.config.flow).toEqual({ limit: 1, order: 'strict' });
