@@ -19,6 +19,7 @@ import { removeFolder, Teardown, trackFolder } from './cleanup';
 import { ScheduleWatch } from './scheduled';
 import { Fleet } from './fleet';
 import { FlowIntervals } from './flow-check';
+import { compareIds } from './ids';
 import { poisonCatalogue, type SigningKey } from './poison';
 import { createRng, type Rng } from './rng';
 import { startCrashableRedis, startPlainRedis, startReplicatedCluster, type CrashableServer, type ReplicatedCluster } from './servers';
@@ -471,13 +472,7 @@ function keyedEntries(history: History, scenario: string, flowKeys: number): Arr
     const n = entry.kind === 'normal' && entry.eventId.startsWith(`${scenario}-`) ? Number(entry.eventId.slice(scenario.length + 1)) : Number.NaN;
     if (Number.isInteger(n)) keyed.push({ id: entry.id, key: `k${n % flowKeys}` });
   }
-  return keyed.sort((a, b) => compareEntryIds(a.id, b.id));
-}
-
-function compareEntryIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
-  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
-  return am === bm ? (as < bs ? -1 : as > bs ? 1 : 0) : am < bm ? -1 : 1;
+  return keyed.sort((a, b) => compareIds(a.id, b.id));
 }
 
 /** Publishes the normal events (signed, deduped, paced) and, for the poison scenario, the catalogue rounds between them. */

@@ -136,7 +136,8 @@
   (TAT) per group in KEYS[12]. Before anything is read, the room is how many entries may start
   now: floor((now + τ - max(TAT, now)) / T) + 1, or 0; the reclaim and the fresh read take at
   most that many, and what this claim returns advances TAT by T each (entries it parks do not
-  advance it, though the room they took is not given to others in this claim). Over any window of W ms at most burst + W / T entries are admitted, fleet-wide.
+  advance it, though the room they took is not given to others in this claim). Over any window
+  of W ms at most burst + W / T entries are admitted, fleet-wide.
   Entries over the limit are simply not claimed: they stay unread or pending as they are,
   never dead-lettered, and next_due says when the next one may start.
 

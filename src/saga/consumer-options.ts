@@ -17,8 +17,9 @@ import { instanceOrderingKey } from './ordering';
 /**
  * Saga consumers' flow control when their config names none (SPEC §5.7): one handler per saga
  * instance across every run of the group, in order — a later step never overtakes an earlier
- * one waiting on its retry. The key is the entry's `flow_key` (the outbox relay writes the
- * instance id); entries without one flow as before. `flow: false` turns it off.
+ * one waiting on its retry. The key is the entry's `flow_key` (the outbox relay writes a row's
+ * ordering key there, so saga rows take the instance id); entries without one flow as before.
+ * `flow: false` turns it off.
  */
 export const SAGA_FLOW = { limit: 1, order: 'strict' } as const;
 const FLOW_OFF = 'saga consumers have config.flow on by default; set config.flow to false to go without it';

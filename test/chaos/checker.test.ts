@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEADLINE_GRACE_MS, History } from '../../chaos/checker';
 import { FlowIntervals } from '../../chaos/flow-check';
+import { compareIds } from '../../chaos/ids';
 import { ScheduleWatch } from '../../chaos/scheduled';
 import { LedgerWriter } from '../../chaos/ledger';
 import { handlerTimeLimit, probeInTime, PROBE_MARGIN_MS } from '../../chaos/probe';
@@ -220,11 +221,6 @@ describe('I8: scheduled events seen by the stream scan (scheduled.ts)', () => {
       zscore: async (_key: string, member: string) => (scheduled.includes(member) ? '1' : null),
     } as unknown as Parameters<ScheduleWatch['scan']>[0];
   }
-  const compareIds = (a: string, b: string) => {
-    const [am, as] = a.split('-').map(Number) as [number, number];
-    const [bm, bs] = b.split('-').map(Number) as [number, number];
-    return am - bm || as - bs;
-  };
 
   it('judges an event the move appended before its publisher heard back, instead of calling it lost', async () => {
     const stream: Array<[string, string]> = [['1000-0', 'scheduled-1']];
