@@ -103,10 +103,11 @@
   ARGV[18] flow: '1' for strict per-key order (a dead run's pending entries become heads)
   ARGV[19] rate limit: ms between two starts, T (0: no limit)
   ARGV[20] rate limit: the burst's tolerance, τ = (burst - 1) × T, ms
+  ARGV[21] flow: the share, most entries of one flow key this claim admits (0: no cap)
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
            fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh,
-           rate_limited }
+           rate_limited, fresh_asked, ready_more }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
     deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
@@ -131,6 +132,10 @@
     parked           entries this claim took and parked because their flow key was busy
     parked_fresh     of those, fresh ones (read, so the stream has moved past them)
     rate_limited     1 when the rate limit let this claim take fewer entries than asked
+    fresh_asked      fresh entries the read asked for: ARGV[7], less what the rate limit and
+                     the ready keys took of it (a read shorter than this found the stream's end)
+    ready_more       1 when this claim served ready keys or made keys ready and some are still
+                     ready: the next claim has entries to serve (a drain goes on), else 0
 
   Rate limit (SPEC §5.7, with T > 0): GCRA on the Redis clock, one theoretical arrival time
   (TAT) per group in KEYS[12]. Before anything is read, the room is how many entries may start
@@ -150,15 +155,32 @@
   (its delivery count before this claim, idle at least minIdle, so it is due once nothing
   defers it), with a not-before at the earliest holder's expiry (or this lease's, when the
   key is free and only its queue is ahead) in the deferral hash, and queued ('p'). It is
-  looked at again when its key is served from the ready set or when that not-before passes:
-  never every round. Ready keys (a slot is free while entries wait) are served before the
-  reclaim's cursor pass: each key's queue, in id order, is claimed here under a lease of
-  this run, within half the reclaim count (the cursor pass keeps the rest: ready keys never
-  starve the PEL's due entries) and the byte allowance; a parked entry is taken at
-  once, a head only when due (otherwise the key waits for it: the cursor pass takes the
-  head when it is due, and its settle makes the key ready again); a key with more waiting
-  goes back to the set. Entries without a key are admitted as before. A fresh read never
-  goes native with flow on: the entries must pass through here.
+  looked at again when its key is served from the ready queue or when that not-before
+  passes: never every round. Ready keys (a slot is free while entries wait) are served before
+  the reclaim's cursor pass, first ready first served: each key's queue, in id order, is
+  claimed here under a lease of this run, within half the reclaim count plus half the fresh
+  count (the cursor pass keeps the rest of the reclaim count: ready keys never starve the
+  PEL's due entries; what they take beyond their half of it comes off the fresh read, so the
+  claim never returns more than it was asked for) and the byte allowance; a parked entry is
+  taken at once, a head only when due (otherwise the key waits for it: the cursor pass takes
+  the head when it is due, and its settle makes the key ready again); a key served with more
+  waiting goes to the back of the queue (one the byte allowance stopped keeps its place).
+  Entries without a key are admitted as before. A fresh read never goes native with flow on:
+  the entries must pass through here.
+
+  Fair batches (SPEC §5.7, with a share s = ARGV[21] > 0): one claim admits at most s entries
+  of one key, whichever way they came (ready queue, cursor pass, fresh read); the rest of the
+  key's entries are parked as above and the key goes to the back of the ready queue. The
+  bound: the ready queue is round robin and each turn takes at most s entries, so a key that
+  becomes ready behind R other keys is served within R × s admissions of the ready pass —
+  within ceil((R + 1) × s / r) claims that serve the queue, where r = floor(reclaim count / 2)
+  + floor(fresh count / 2) is the claim's ready room — and a key that reaches the fresh read
+  is admitted in that claim (s ≥ 1 of its entries), however many entries of other keys the
+  read holds. The cost is read-ahead: to reach the other keys' entries, the fresh read walks
+  past a hot key's burst, and every entry over the share is parked (put back in this
+  consumer's PEL, a queue member and a deferral record: ~200 B of Redis memory each, and an
+  XCLAIM, a ZADD and an HSET now, a ZRANGEBYLEX, an XPENDING, an XCLAIM and a ZREM when served).
+  A run's memory is untouched: parked entries are never returned.
 
   Scheduled events (SPEC §5.6). Before anything else reads the stream, the due ones are moved
   into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
@@ -181,6 +203,7 @@ local fresh_count = tonumber(ARGV[7])
 local fresh_mode = ARGV[8]
 local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11], ARGV[15] or ''
 local flow_strict = ARGV[18] == '1'
+local flow_share = tonumber(ARGV[21]) or 0
 -- Entries read natively never pass through this script: with flow on, every read is here.
 if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19]), tonumber(ARGV[20])
@@ -323,13 +346,15 @@ end
 
 -- ---- 1. reclaim
 local next_cursor, reclaimed, deleted, counts, idles, note = '', {}, {}, {}, {}, ''
+-- The most entries the cursor pass leaves in `reclaimed` and `deleted` (1a may raise it).
+local reclaim_limit = reclaim_count
 
 -- Judges one page of XPENDING rows in order; true when the claim must stop here (it took its
 -- count, or the allowance ran out), with next_cursor set to the first row not taken.
 local function judge(rows, last, deferred, forget)
   for i = 1, last do
     local id, idle, count = rows[i][1], rows[i][3], rows[i][4]
-    if #reclaimed + #deleted >= reclaim_count then
+    if #reclaimed + #deleted >= reclaim_limit then
       next_cursor = id
       return true
     end
@@ -374,26 +399,33 @@ if rate_interval > 0 then
   if rate_room == 0 then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
 end
 
--- ---- 1a. flow: ready keys first (see the header), within half the reclaim count: the cursor
--- pass below keeps the other half, so a steady stream of ready keys never starves the PEL.
-local ready_room = math.floor(reclaim_count / 2)
+-- ---- 1a. flow: ready keys first, first ready first served (see the header), within half the
+-- reclaim count and half the fresh count: the cursor pass below keeps the other half of the
+-- reclaim count, so a steady stream of ready keys never starves the PEL.
+local admitted_of = {}
+-- How many more entries of `key` this claim may admit (fair batches: the share).
+local function share_left(key)
+  if flow_share <= 0 then return math.huge end
+  return flow_share - (admitted_of[key] or 0)
+end
+local function count_admitted(key)
+  admitted_of[key] = (admitted_of[key] or 0) + 1
+end
+local ready_of_reclaim = math.floor(reclaim_count / 2)
+local ready_room = ready_of_reclaim + math.floor(fresh_count / 2)
+local ready_served, ready_added = 0, 0
 if flow_token ~= '' and ready_room > 0 then
   local expires, limit = redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
-  local keys, served = redis.call('SPOP', ready_key, ready_room), {}
-  for k, key in ipairs(keys) do
-    if #reclaimed + #deleted >= ready_room or cut == 1 then
-      for first = k, #keys, HASH_CHUNK do
-        redis.call('SADD', ready_key, unpack(keys, first, math.min(first + HASH_CHUNK - 1, #keys)))
-      end
-      break
-    end
+  local keys, served, visited, back = flow_ready_read(ready_key, 0, ready_room - 1), {}, {}, {}
+  for _, key in ipairs(keys) do
+    if #reclaimed + #deleted >= ready_room or cut == 1 then break end
     local state = flow_open(redis.call('HGET', lease_key, key), redis_now(), flow_token, flow_strict, stream, group, queue_key, key)
     -- Busy again (taken meanwhile): the holder's settle makes it ready again.
     local holder = flow_join(state, flow_token, expires, limit)
     -- again: the key still has entries this claim had no room for; false once its head is not due.
     local again = holder ~= nil
     while holder and again and state.waiting > 0 do
-      local room = ready_room - #reclaimed - #deleted
+      local room = math.min(ready_room - #reclaimed - #deleted, share_left(key))
       if room <= 0 or cut == 1 then break end
       local first = flow_queue_first(queue_key, key, room)
       for _, member in ipairs(first) do
@@ -417,6 +449,7 @@ if flow_token ~= '' and ready_room > 0 then
           taken = taken + entry_bytes(entry)
           reclaimed[#reclaimed + 1], counts[#counts + 1], idles[#idles + 1] = entry, row[4] + 1, row[3]
           if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
+          count_admitted(key)
         elseif row and redis.call('XPENDING', stream, group, id, id, 1)[1] == nil then
           deleted[#deleted + 1] = id
         end
@@ -425,11 +458,30 @@ if flow_token ~= '' and ready_room > 0 then
       if again and cut == 0 and #first < room then state.waiting = 0 end
     end
     flow_leave_if_empty(state, flow_token)
-    if again and state.waiting > 0 then redis.call('SADD', ready_key, key) end
+    -- Stopped by the byte allowance with entries left: the key keeps its place in the queue.
+    if not (cut == 1 and again and state.waiting > 0) then
+      visited[#visited + 1] = key
+      if again and state.waiting > 0 then back[#back + 1] = key end
+    end
     flow_store(lease_key, key, state)
   end
+  for first = 1, #visited, HASH_CHUNK do
+    redis.call('ZREM', ready_key, unpack(visited, first, math.min(first + HASH_CHUNK - 1, #visited)))
+  end
+  ready_added = flow_ready_add(ready_key, back)
   if #served > 0 then forget_deferrals(served) end
+  ready_served = #served
 end
+-- What the ready keys took beyond their half of the reclaim count comes off the fresh read
+-- (and never past the rate limit's room).
+local ready_extra = math.max(0, #reclaimed + #deleted - ready_of_reclaim)
+if ready_extra > 0 then
+  reclaim_limit = reclaim_count + ready_extra
+  fresh_count = math.max(0, fresh_count - ready_extra)
+end
+if rate_room then reclaim_limit = math.min(reclaim_limit, rate_room) end
+-- The ready pass's entries lead `reclaimed`, admitted under their leases already.
+local ready_taken = #reclaimed
 
 if reclaim_count > 0 then
   local cursor = '0-0'
@@ -650,7 +702,7 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     end
     return state.waiting > 0 and state.head or nil
   end
-  local not_before, ready = {}, {}
+  local not_before, ready, is_ready = {}, {}, {}
   -- Admits `id` under `key`'s lease (true), or parks it in the key's queue with a not-before (false).
   local function admit(id, key)
     local state = states[key]
@@ -658,9 +710,11 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     -- The padded id only when the key's queue holds entries (most keys' never does).
     local padded = head and padded_id(id)
     local behind = head ~= nil and head < padded
-    local holder = not behind and flow_join(state, flow_token, expires, limit)
+    local over_share = share_left(key) <= 0
+    local holder = not behind and not over_share and flow_join(state, flow_token, expires, limit)
     if holder then
       if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
+      count_admitted(key)
       if head ~= nil and head == padded then
         state.waiting, state.head = state.waiting - flow_dequeue(queue_key, key, id), nil
       end
@@ -669,8 +723,12 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'p')
     padded = padded or padded_id(id)
     if head == nil or padded < head then state.head = padded end
-    -- Behind its queue while a slot is free (or this run's): the queue is served next claim.
-    if behind and (#state.holders < limit or flow_holder_of(state.holders, flow_token)) then ready[#ready + 1] = key end
+    -- Behind its queue, or over the share, while a slot is free (or this run's): the queue is
+    -- served from the ready queue.
+    if (behind or over_share) and (#state.holders < limit or flow_holder_of(state.holders, flow_token)) and not is_ready[key] then
+      is_ready[key] = true
+      ready[#ready + 1] = key
+    end
     not_before[#not_before + 1] = id
     not_before[#not_before + 1] = string.format('%d', flow_free_at(state) or expires)
     return false
@@ -678,7 +736,7 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   local kept, kept_counts, kept_idles = {}, {}, {}
   for i, entry in ipairs(reclaimed) do
     local key = reclaimed_keys[i]
-    if key == '' or admit(entry[1], key) then
+    if i <= ready_taken or key == '' or admit(entry[1], key) then
       kept[#kept + 1], kept_counts[#kept_counts + 1], kept_idles[#kept_idles + 1] = entry, counts[i], idles[i]
     else
       -- As if never claimed: the count before this claim, due as soon as nothing defers it.
@@ -708,9 +766,7 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   for first = 1, #not_before, 2 * HASH_CHUNK do
     redis.call('HSET', defer_key, unpack(not_before, first, math.min(first + 2 * HASH_CHUNK - 1, #not_before)))
   end
-  for first = 1, #ready, HASH_CHUNK do
-    redis.call('SADD', ready_key, unpack(ready, first, math.min(first + HASH_CHUNK - 1, #ready)))
-  end
+  ready_added = ready_added + flow_ready_add(ready_key, ready)
   flow_store_all(lease_key, touched, states)
 end
 
@@ -726,4 +782,11 @@ if rate_room then
   if admitted >= rate_room then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
 end
 
-return { next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved, parked, parked_fresh, rate_limited }
+-- Keys left ready for the next claim, when this one served or added some (a drain goes on).
+local ready_more = 0
+if ready_served + ready_added > 0 and redis.call('ZCARD', ready_key) > 0 then ready_more = 1 end
+
+return {
+  next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved,
+  parked, parked_fresh, rate_limited, fresh_via == 'none' and 0 or fresh_count, ready_more,
+}

@@ -50,7 +50,7 @@
   KEYS[2]     dead-letter stream
   KEYS[3]     deferral hash of the group: entry id -> not-before, Redis ms
   KEYS[4]     flow leases of the group (read only when flow leases are returned)
-  KEYS[5]     the group's ready flow keys (a set)
+  KEYS[5]     the group's ready flow keys (a sorted set, first ready first served)
   KEYS[6]     the group's per-key flow queues (a sorted set)
   KEYS[7..]   one marker key per dead-letter, in ARGV order: <prefix><group>:<source entry id>
               (per group and entry, SPEC §3.4: a marker never hides another group's verdict
@@ -208,7 +208,7 @@ if flow_keys > 0 then
       end
     end
     if (mine ~= nil or state.changed) and not states[key] then
-      if #state.holders < limit and state.waiting > 0 then ready = ready + redis.call('SADD', ready_key, key) end
+      if #state.holders < limit and state.waiting > 0 then ready = ready + flow_ready_add(ready_key, { key }) end
       states[key] = state
       touched[#touched + 1] = key
     end

@@ -3,7 +3,7 @@
   (SPEC §5.7), shared by the claim that takes leases (claim.lua, through lib/flow-admit.lua,
   which adds what only the claim needs) and the settle that returns them (settle.lua).
 
-  Two keys per group; a flow key's bytes are only ever a hash field or part of a member, never
+  Three keys per group; a flow key's bytes are only ever a hash field or part of a member, never
   a key name, so Cluster slots and the name rules are untouched:
     lease hash   field = the flow key, value = cmsgpack { holders, waiting }:
                  holders  at most `limit` runs, each { token, expires_at, id, id, ... }: the
@@ -20,10 +20,14 @@
                    'h' a head (strict order): retained by its handler, left unseen or held by
                        a run that ended, or still pending in a holder whose lease ran out;
                        served only once due (its backoff, its deferral).
+    ready        a sorted set of flow keys whose slot is free (or held by the run that parked
+                 their entries) while entries wait, scored by arrival: keys are served in the
+                 order they became ready, and a key served goes to the back (round robin; the
+                 fairness bound in claim.lua's header rests on it).
   Admission is first in, first out per key: an entry is admitted only when no earlier entry
   of its key waits, and under the run's own holder or a new one while fewer than `limit`
-  hold the key. A key whose slot is free while entries wait is put in the group's ready set,
-  which the next claim serves first. Strict order adds the heads, so a key whose earliest
+  hold the key. A key whose slot is free while entries wait is put at the back of the
+  group's ready queue, which the next claim serves first. Strict order adds the heads, so a key whose earliest
   pending entry was retained stays closed to every later entry until that one settles.
 
   A holder whose lease ended is dropped by whoever next touches the key (its run ended or
@@ -121,6 +125,36 @@ local function flow_store_all(lease_key, keys, states)
   for first = 1, #kept, 2 * FLOW_WRITE_CHUNK do
     redis.call('HSET', lease_key, unpack(kept, first, math.min(first + 2 * FLOW_WRITE_CHUNK - 1, #kept)))
   end
+end
+
+-- The ready queue's reply to `command`; a key of another type (the unordered set of earlier
+-- versions) is dropped and reads as empty: its keys' entries come back when their not-before
+-- passes.
+local function flow_ready_read(ready_key, ...)
+  local reply = redis.pcall('ZRANGE', ready_key, ...)
+  if reply.err then
+    redis.call('DEL', ready_key)
+    return {}
+  end
+  return reply
+end
+
+-- Puts `keys` at the back of the ready queue, in this order; a key already in it keeps its
+-- place (ZADD NX). Scores count up from the current last one. Returns how many were added.
+local function flow_ready_add(ready_key, keys)
+  if #keys == 0 then return 0 end
+  local last = flow_ready_read(ready_key, -1, -1, 'WITHSCORES')[2]
+  local score, added = (tonumber(last) or 0) + 1, 0
+  for first = 1, #keys, FLOW_WRITE_CHUNK do
+    local add = { 'ZADD', ready_key, 'NX' }
+    for i = first, math.min(first + FLOW_WRITE_CHUNK - 1, #keys) do
+      add[#add + 1] = score
+      add[#add + 1] = keys[i]
+      score = score + 1
+    end
+    added = added + redis.call(unpack(add))
+  end
+  return added
 end
 
 -- Writes one key's state back (flow_store_all for one key).

@@ -52,6 +52,8 @@ export interface FlowLeasePlan {
   readonly limit: number;
   /** Strict per-key order: a dead run's pending entries become their key's heads. */
   readonly strict: boolean;
+  /** Fair batches: most entries of one key a claim admits; undefined = no cap. */
+  readonly share?: number;
 }
 
 export interface ClaimResult {
@@ -64,7 +66,7 @@ export interface ClaimResult {
   readonly nextCursor: string | undefined;
   /** `reset` / `wrong_type` when the stored cursor could not be used (claim.lua's header). */
   readonly cursorNote: 'reset' | 'wrong_type' | undefined;
-  /** Fresh entries asked for. */
+  /** Fresh entries the read asked for: the plan's, less what the rate limit and ready flow keys took of it. */
   readonly freshRequested: number;
   /** True when the byte allowance, not the stream or the PEL, left entries behind. */
   readonly cut: boolean;
@@ -86,6 +88,8 @@ export interface ClaimResult {
   readonly flowParkedFresh?: number;
   /** The rate limit let this claim take fewer entries than it asked for (config rateLimit). */
   readonly rateLimited?: boolean;
+  /** Flow keys are still ready after this claim served or made some: the next claim has entries to serve. */
+  readonly flowReadyMore?: boolean;
 }
 
 export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
@@ -99,9 +103,12 @@ export const NOTHING_CLAIMED: ClaimResult = Object.freeze({
   bytes: 0,
 });
 
-/** A fresh read that came back short of what it asked for, and not for bytes: the group has nothing more unread. */
+/**
+ * A fresh read that came back short of what it asked for, and not for bytes: the group has
+ * nothing more unread — or the rate limit left no more room now, which a run treats alike.
+ */
 export function readShort(claim: ClaimResult): boolean {
-  return !claim.cut && freshRead(claim) < claim.freshRequested;
+  return !claim.cut && (claim.rateLimited === true || freshRead(claim) < claim.freshRequested);
 }
 
 /** Fresh entries the claim read, those parked behind a busy flow key included. */
@@ -150,6 +157,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
       plan.flow?.limit ?? 0,
       plan.flow?.strict === true ? 1 : 0,
       ...rateArgs(config.rateLimit),
+      plan.flow?.share ?? 0,
     ],
   };
 }
@@ -211,7 +219,7 @@ function readThroughGate(script: RedisReply | undefined): boolean {
  * its entries, if any, are in the script's reply.
  */
 function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
-  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh, rateLimited] = asArray(script, 'claim reply');
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh, rateLimited, freshAsked, readyMore] = asArray(script, 'claim reply');
   const counts = asArray(countList, 'claim delivery counts');
   const idles = asArray(idleList, 'claim idle times');
   const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true).map(
@@ -229,7 +237,7 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     deletedIds: asArray(deletedList ?? [], 'deleted ids').map((id) => asText(id, 'deleted id')),
     nextCursor: plan.reclaim > 0 ? cursorText : undefined,
     cursorNote: noteText === 'reset' || noteText === 'wrong_type' ? noteText : undefined,
-    freshRequested: plan.fresh,
+    freshRequested: asInteger(freshAsked, 'claim fresh asked'),
     cut: asInteger(cut, 'claim cut') === 1,
     bytes: asInteger(bytes, 'claim bytes'),
     nextDueAt: optionalMs(nextDue, 'claim next due'),
@@ -238,6 +246,7 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     flowParked: asInteger(parked, 'claim flow parked'),
     flowParkedFresh: asInteger(parkedFresh, 'claim flow parked fresh'),
     rateLimited: asInteger(rateLimited, 'claim rate limited') === 1,
+    flowReadyMore: asInteger(readyMore, 'claim flow ready more') === 1,
   };
 }
 

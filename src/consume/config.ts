@@ -124,6 +124,14 @@ export const consumerConfigSchema = z.strictObject({
        * 'none' (default): at most `limit` in flight per key, no order across runs.
        */
       order: z._default(z.enum(['none', 'strict']), 'none'),
+      /**
+       * Fair batches: one claim admits at most this many entries of one key; the rest wait
+       * in the key's queue and the key takes its turn in the ready queue (first ready, first
+       * served), so a burst on one key cannot fill every batch while other keys wait. Costs
+       * read-ahead: the run reads past the burst, parking it in Redis (README "Fair batches").
+       * Absent: no cap.
+       */
+      share: z.optional(z.int().check(z.minimum(1), z.maximum(10_000))),
       }),
     ]),
   ),
@@ -229,6 +237,12 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
     problems.push({
       path: 'flow.limit',
       message: `must be 1 with flow.order "strict" (got ${flow.limit}): two handlers of one key in flight at once could finish out of order`,
+    });
+  }
+  if (flow?.share !== undefined && flow.share >= config.batch) {
+    problems.push({
+      path: 'flow.share',
+      message: `must be below batch (${config.batch}) to cap anything (got ${flow.share}): leave it unset for no cap`,
     });
   }
   if (config.rateLimit !== undefined) problems.push(...rateLimitProblems(config.rateLimit, config.wait));

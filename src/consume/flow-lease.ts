@@ -70,18 +70,20 @@ export class RunLeases {
   readonly #token: string;
   readonly #limit: number;
   readonly #strict: boolean;
+  readonly #share: number | undefined;
   /** Admitted entry id → its key. */
   readonly #admitted = new Map<string, Uint8Array>();
 
-  constructor(token: string, limit: number, strict: boolean) {
+  constructor(token: string, limit: number, strict: boolean, share?: number) {
     this.#token = token;
     this.#limit = limit;
     this.#strict = strict;
+    this.#share = share;
   }
 
   /** What a claim sends: the token and a lease that lasts until `until` (epoch ms, local clock) from `now`. */
   plan(until: number, now: number): FlowLeasePlan {
-    return { token: this.#token, leaseMs: Math.max(1, until - now), limit: this.#limit, strict: this.#strict };
+    return { token: this.#token, leaseMs: Math.max(1, until - now), limit: this.#limit, strict: this.#strict, share: this.#share };
   }
 
   /** Records the keyed entries a claim returned: each was admitted under its key's lease. */

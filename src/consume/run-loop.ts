@@ -149,7 +149,7 @@ export class RunLoop {
     this.#sizer = new RoundSizer(deps.config, deps.memory.recall(deps.config.keys.stream, deps.config.group));
     this.#cadence = new ReclaimCadence(deps.config.reclaimEveryRounds);
     const flow = flowOf(deps.config);
-    this.#leases = flow === undefined ? undefined : new RunLeases(randomToken(), flow.limit, flow.order === 'strict');
+    this.#leases = flow === undefined ? undefined : new RunLeases(randomToken(), flow.limit, flow.order === 'strict', flow.share);
   }
 
   async run(): Promise<RunReport> {
@@ -336,8 +336,9 @@ export class RunLoop {
     if (this.#options.mode !== 'drain') return false;
     // The rate limit left no room: the run ends, reporting when the next entry may start (nextDueAt).
     if (claim.rateLimited === true && claim.entries.length === 0) return true;
-    // Entries parked behind a busy flow key were read: more may follow them.
-    return freshRead(claim) === 0 && !claim.cut && claim.nextCursor === '0-0';
+    // Entries parked behind a busy flow key were read: more may follow them. Ready flow keys
+    // this claim served or made ready still wait: the next claim serves them.
+    return freshRead(claim) === 0 && !claim.cut && claim.nextCursor === '0-0' && claim.flowReadyMore !== true;
   }
 
   // ---- claims

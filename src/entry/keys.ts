@@ -50,8 +50,9 @@ export function deriveStreamKeys(stream: string, group: string, overrides: Strea
 }
 
 /**
- * The set of a group's flow keys that a settle made ready (a slot freed while entries waited),
- * served first by the next claim: named after the lease hash, so it shares its hash slot.
+ * A group's ready flow keys (a slot is free while entries wait): a sorted set scored by
+ * arrival, served first ready, first served by the next claims; named after the lease hash, so
+ * it shares its hash slot.
  */
 export function flowReadyKey(flowLease: string): string {
   return `${flowLease}:ready`;

@@ -166,7 +166,7 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
 function flowCommands(lease: string | undefined) {
   if (lease === undefined) return [];
   const queue = flowQueueKey(lease);
-  return [command('HLEN', lease), command('ZCARD', queue), command('SCARD', flowReadyKey(lease)), command('ZRANGE', queue, 0, FLOW_SAMPLE - 1)];
+  return [command('HLEN', lease), command('ZCARD', queue), command('ZCARD', flowReadyKey(lease)), command('ZRANGE', queue, 0, FLOW_SAMPLE - 1)];
 }
 
 function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs: number): FlowBacklog {
@@ -190,7 +190,7 @@ function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs:
   return {
     keys: asInteger(keys, 'HLEN reply'),
     waiting: asInteger(waiting, 'ZCARD reply'),
-    readyKeys: asInteger(ready, 'SCARD reply'),
+    readyKeys: asInteger(ready, 'ZCARD reply'),
     closedKeys: all.filter((k) => k.mark === 'h').map((k) => k.state),
     busiestKeys: all
       .map((k) => k.state)

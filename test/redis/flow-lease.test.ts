@@ -130,7 +130,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     await holderPort.close();
     expect(holderReport.acked).toBe(1);
     // The holder's settle freed the key while an entry waited: the key is ready, served first by the next claim.
-    expect(await admin.smembers(flowReadyKey(leaseKey()))).toEqual(['k']);
+    expect(await admin.zrange(flowReadyKey(leaseKey()), 0, -1)).toEqual(['k']);
 
     const woken = await other.run({ mode: 'drain' });
     expect(woken.acked).toBe(1);

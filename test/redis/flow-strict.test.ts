@@ -135,7 +135,7 @@ describe.each(clientKinds)('flow queues and strict order over $name', (kind: Cli
     expect((await claimOnce(port, none('b'), { fresh: 1, reclaim: 0, flow: plan('B.', false) })).flowParked).toBe(1); // k:1 parked
     // A, still holding k, reads k:2: it must not overtake k:1, so it is parked behind it and the key made ready.
     expect((await claimA()).flowParked).toBe(1);
-    expect(await admin.smembers(flowReadyKey(lease()))).toEqual(['k']);
+    expect(await admin.zrange(flowReadyKey(lease()), 0, -1)).toEqual(['k']);
     await claimA();
     expect(taken).toEqual(ids);
   });
@@ -146,7 +146,7 @@ describe.each(clientKinds)('flow queues and strict order over $name', (kind: Cli
     const [taken] = (await claimOnce(port, a, { fresh: 1, reclaim: 0, flow: plan('A.', true) })).entries;
     const retained = settleCall(a, [{ entry: taken!, verdict: Verdicts.retain('handler_error') }], { token: 'A.', limit: 1, strict: true, keys: [{ key: key('k'), ids: [first], queued: [first] }] })!;
     await exchange(port, a, { settles: [retained] });
-    expect(await admin.smembers(flowReadyKey(lease()))).toEqual(['k']);
+    expect(await admin.zrange(flowReadyKey(lease()), 0, -1)).toEqual(['k']);
     // The ready key's head was delivered just now: not due for its backoff, so it stays pending and the key leaves the set.
     const early = await claimOnce(port, config('b'), { fresh: 1, reclaim: 5, flow: plan('B.', true) });
     expect(early.entries).toEqual([]);
@@ -170,7 +170,7 @@ describe.each(clientKinds)('flow queues and strict order over $name', (kind: Cli
     const claim = await claimOnce(port, none('c'), { fresh: 0, reclaim: 2, flow: plan('C.', false) });
     expect(claim.entries.map((e) => e.id)).toEqual([parkedA, due]);
     // The key is ready again for its next entry.
-    expect(await admin.smembers(flowReadyKey(lease()))).toEqual(['k']);
+    expect(await admin.zrange(flowReadyKey(lease()), 0, -1)).toEqual(['k']);
     expect(parkedB).not.toBe(parkedA);
   });
 

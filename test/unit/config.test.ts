@@ -153,6 +153,14 @@ describe('consumer config', () => {
       expect(problemsFor({ ...valid, flow: { order: 'fifo' } })).toEqual([expect.stringMatching(/^flow\.order: /)]);
     });
 
+    it('takes a share of at least 1 and below the batch, or none', () => {
+      expect(parseConsumerConfig({ ...valid, batch: 100, flow: { share: 10 } }).flow).toEqual({ limit: 1, order: 'none', share: 10 });
+      expect(parseConsumerConfig({ ...valid, batch: 100, flow: { share: 99 } }).flow).toMatchObject({ share: 99 });
+      expect(problemsFor({ ...valid, flow: { share: 0 } })).toEqual([expect.stringMatching(/^flow\.share: /)]);
+      expect(problemsFor({ ...valid, flow: { share: 2.5 } })).toEqual([expect.stringMatching(/^flow\.share: /)]);
+      expect(problemsFor({ ...valid, batch: 100, flow: { share: 100 } })).toEqual([expect.stringMatching(/^flow\.share: must be below batch \(100\) to cap anything \(got 100\)/)]);
+    });
+
     it('bounds the rate limit: a burst within the limit, at most 100 per ms, and no blocking wait', () => {
       expect(parseConsumerConfig({ ...valid, rateLimit: { limit: 100, perMs: 1_000 } }).rateLimit).toEqual({ limit: 100, perMs: 1_000 });
       expect(rateSpacing({ limit: 100, perMs: 1_000, burst: 11 })).toEqual({ intervalMs: 10, toleranceMs: 100 });
