@@ -17,7 +17,8 @@ function flowText(flow: FlowBacklog | undefined): string {
   if (flow === undefined || (flow.keys === 0 && flow.waiting === 0)) return '';
   const closed = flow.closedKeys.map((k) => `${JSON.stringify(k.key)} (head ${k.headId}, ${formatAge(k.headAgeMs)}, ${k.waiting} waiting)`);
   const busiest = flow.busiestKeys.map((k) => `${JSON.stringify(k.key)} ${k.waiting}`);
-  return `\n  flow: ${flow.keys} keys leased or waited on, ${flow.waiting} entries waiting, ${flow.readyKeys} ready${closed.length > 0 ? `; closed: ${closed.join(', ')}` : ''}${busiest.length > 0 ? `; busiest: ${busiest.join(', ')}` : ''}`;
+  const stuck = flow.closedOverAge === 0 ? '' : `\n  warning: ${flow.closedOverAge} flow keys closed behind their head longer than flow.closedAlertMs (stuck saga instances?)`;
+  return `\n  flow: ${flow.keys} keys leased or waited on, ${flow.waiting} entries waiting, ${flow.readyKeys} ready${closed.length > 0 ? `; closed: ${closed.join(', ')}` : ''}${busiest.length > 0 ? `; busiest: ${busiest.join(', ')}` : ''}${stuck}`;
 }
 
 export async function backlogCommand(ctx: CommandContext): Promise<void> {

@@ -17,6 +17,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { closedAlertMsOf } from '../../src/consume/config';
 import type { ConsumerPlan } from '../../src/deployment/define-config';
 import { DIMENSION_CONSUMER, DIMENSION_DEPLOYMENT, METRIC_NAMESPACE, Metrics } from '../../functions/aws/lib/metrics';
 import { longestGapMinutes } from './schedules';
@@ -136,6 +137,17 @@ export class SagaAlarms extends Construct {
           threshold: 1,
         },
       );
+      const closedAlertMs = closedAlertMsOf(plan.config);
+      if (closedAlertMs !== undefined) {
+        this.#add(`${plan.name}FlowClosedKeys`, metric(Metrics.flowClosedOverAge, 'Maximum', MINUTE), {
+          alarmName: `${prefix}-flow-closed-keys`,
+          alarmDescription:
+            `A flow key of ${plan.name} stays closed behind its head entry longer than ${closedAlertMs} ms (config flow.closedAlertMs): ` +
+            'a stuck saga instance — see `saga-streams backlog` for the key and its head',
+          threshold: 1,
+          evaluationPeriods: BACKLOG_EVALUATION_MINUTES,
+        });
+      }
     }
     if (plan.schedule !== undefined) {
       const periodMinutes = Math.min(DAY_MINUTES, Math.max(5, 2 * longestGapMinutes(plan.schedule)));

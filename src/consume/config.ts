@@ -28,6 +28,9 @@ export const MAX_FLOW_LIMIT = 64;
 /** Bounds of config rateLimit: at most this many starts per window, windows up to an hour. */
 export const MAX_RATE_LIMIT = 1_000_000;
 export const MAX_RATE_WINDOW_MS = 3_600_000;
+/** A key closed longer than this is reported as stuck when the config names no flow.closedAlertMs (or 3 × minIdleMs, if longer). */
+export const DEFAULT_CLOSED_ALERT_MS = 15 * 60_000;
+const MAX_CLOSED_ALERT_MS = 7 * 24 * 3_600_000;
 
 /** Worst case of one round, batch × handler timeout, is capped so shutdowns stay bounded. */
 export const MAX_ROUND_WORK_MS = 3_600_000;
@@ -132,6 +135,13 @@ export const consumerConfigSchema = z.strictObject({
        * Absent: no cap.
        */
       share: z.optional(z.int().check(z.minimum(1), z.maximum(10_000))),
+      /**
+       * A key closed behind its head (strict order) for longer than this, measured from the
+       * head's id, is reported as stuck: the backlog line warns and counts it
+       * (`flowClosedOverAge`, an AWS alarm), `backlog` prints a warning. Default: 15 min, or
+       * 3 × minIdleMs if longer.
+       */
+      closedAlertMs: z.optional(z.int().check(z.minimum(1_000), z.maximum(MAX_CLOSED_ALERT_MS))),
       }),
     ]),
   ),
@@ -239,6 +249,9 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
       message: `must be 1 with flow.order "strict" (got ${flow.limit}): two handlers of one key in flight at once could finish out of order`,
     });
   }
+  if (flow?.closedAlertMs !== undefined && flow.order !== 'strict') {
+    problems.push({ path: 'flow.closedAlertMs', message: 'needs flow.order "strict": only strict order closes a key behind its head' });
+  }
   if (flow?.share !== undefined && flow.share >= config.batch) {
     problems.push({
       path: 'flow.share',
@@ -344,6 +357,17 @@ export function rateSpacing(rate: NonNullable<ConsumerConfig['rateLimit']>): { r
 /** The config's flow control, or undefined when it is off (absent or `false`). */
 export function flowOf(config: Pick<ConsumerConfig, 'flow'>): Exclude<ConsumerConfig['flow'], false> {
   return config.flow === false ? undefined : config.flow;
+}
+
+/**
+ * The age past which a key closed behind its head is reported as stuck: undefined where no key
+ * can close (flow off, or not strict). A config that names no flow gets the default, since a
+ * saga consumer built from it runs strict order (SAGA_FLOW); on any other its count stays 0.
+ */
+export function closedAlertMsOf(config: Pick<ConsumerConfig, 'flow' | 'minIdleMs'>): number | undefined {
+  const fallback = Math.max(DEFAULT_CLOSED_ALERT_MS, 3 * config.minIdleMs);
+  if (config.flow === undefined) return fallback;
+  return config.flow === false || config.flow.order !== 'strict' ? undefined : (config.flow.closedAlertMs ?? fallback);
 }
 
 /** A parsed config with some fields changed, parsed again (its key names kept as they were). */

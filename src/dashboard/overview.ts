@@ -80,7 +80,8 @@ function nextDue(b: { nextDueInMs?: number; dueNow?: number }): string {
 function flowTable(consumers: readonly ConsumerOverview[]): string {
   const rows = consumers.flatMap(({ backlog: b }) => {
     if (b.status !== 'ok' || b.flow === undefined || (b.flow.keys === 0 && b.flow.waiting === 0)) return [];
-    const closed = b.flow.closedKeys.map((k) => `${k.key}: head ${k.headId}, ${duration(k.headAgeMs)}, ${k.waiting} waiting`).join('; ');
+    const stuck = b.flow.closedOverAge > 0 ? `${b.flow.closedOverAge} past flow.closedAlertMs (stuck?) — ` : '';
+    const closed = stuck + b.flow.closedKeys.map((k) => `${k.key}: head ${k.headId}, ${duration(k.headAgeMs)}, ${k.waiting} waiting`).join('; ');
     const busiest = b.flow.busiestKeys.map((k) => `${k.key} (${k.waiting})`).join(', ');
     return [[b.consumer, b.flow.keys, b.flow.waiting, b.flow.readyKeys, closed || '—', busiest || '—']];
   });

@@ -4,6 +4,7 @@
  * deployment whose first poll has not run yet is healthy. Shared by the CLI, the status page
  * and the dashboard.
  */
+import { closedAlertMsOf } from '../consume/config';
 import type { ConsumerPlan } from './define-config';
 import { errorCode, type RedisCommandError } from '../ground/errors';
 import type { RedisPort } from '../redis/port';
@@ -17,7 +18,8 @@ export async function consumerBacklog(port: RedisPort, plan: ConsumerPlan): Prom
   const { stream, group, keys, minIdleMs, retry } = plan.config;
   const base = { consumer: plan.name, stream, group };
   try {
-    return { ...base, status: 'ok', ...(await probeBacklog(port, { stream, group, dlt: keys.dlt, due: { minIdleMs, retry, deferKey: keys.defer }, flowLease: keys.flowLease })) };
+    const target = { stream, group, dlt: keys.dlt, due: { minIdleMs, retry, deferKey: keys.defer }, flowLease: keys.flowLease, flowClosedAlertMs: closedAlertMsOf(plan.config) };
+    return { ...base, status: 'ok', ...(await probeBacklog(port, target)) };
   } catch (error) {
     const reply = errorCode(error) === 'REDIS_COMMAND_FAILED' ? (error as RedisCommandError).reply : '';
     if (/^NOGROUP|no such key/i.test(reply)) return { ...base, status: 'no_group' };

@@ -48,6 +48,7 @@ const OTHER_COUNTERS = [
   'deadLetters',
   'consumers',
   'lag',
+  'flowClosedOverAge',
   // relay
   'passes',
   'published',

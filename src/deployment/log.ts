@@ -88,19 +88,30 @@ export interface BacklogLineOptions {
   readonly emf?: boolean;
 }
 
+/** Closed keys a warning names at most (the backlog probe's sample holds more). */
+const CLOSED_KEYS_NAMED = 5;
+
 /**
  * The backlog probe of one consumer (msg `backlog`): pending, oldest pending age, lag,
- * dead letters. No pending entries reads as age 0; an unknown lag is left out, not zeroed.
+ * dead letters, and with flow control the keys closed past their alert age. No pending
+ * entries reads as age 0; an unknown lag is left out, not zeroed. A key closed past its alert
+ * age makes the line a warning naming the oldest ones (a stuck saga instance, SPEC §5.7).
  */
 export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): string {
+  const flow = backlog.flow;
   const metrics: Counters = {
     pending: backlog.pending,
     oldestPendingAgeMs: backlog.oldestPendingAgeMs ?? 0,
     deadLetters: backlog.deadLetters,
     consumers: backlog.consumers,
     ...(backlog.lag === null ? {} : { lag: backlog.lag }),
+    ...(flow === undefined ? {} : { flowClosedOverAge: flow.closedOverAge }),
   };
-  return backlogLine(options, { ...metrics, oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0 }, Object.keys(metrics) as CounterField[]);
+  const counters = { ...metrics, oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0 };
+  if (flow === undefined || flow.closedOverAge === 0) return backlogLine(options, counters, Object.keys(metrics) as CounterField[]);
+  const oldest = [...flow.closedKeys].sort((a, b) => b.headAgeMs - a.headAgeMs).slice(0, CLOSED_KEYS_NAMED);
+  const detail = { closedOverAge: oldest.map(({ key, headId, headAgeMs }) => ({ key, headId, headAgeMs })) };
+  return backlogLine(options, counters, Object.keys(metrics) as CounterField[], detail, 'warn');
 }
 
 /**
@@ -114,9 +125,9 @@ export function missingGroupLogLine(options: BacklogLineOptions): string {
 }
 
 /** One backlog line; `metricNames` are the counters published as CloudWatch metrics when EMF is on. */
-function backlogLine(options: BacklogLineOptions, counters: Counters, metricNames: CounterField[], detail?: Record<string, unknown>): string {
+function backlogLine(options: BacklogLineOptions, counters: Counters, metricNames: CounterField[], detail?: Record<string, unknown>, level: 'info' | 'warn' = 'info'): string {
   return formatLogLine({
-    level: 'info',
+    level,
     msg: 'backlog',
     deployment: options.deployment,
     job: 'backlog',

@@ -55,6 +55,8 @@ export interface BacklogTarget {
   readonly due?: DueTarget;
   /** The group's flow lease hash (keys.flowLease): the probe then reports `flow`. */
   readonly flowLease?: string;
+  /** A closed key whose head is older than this is counted in `flow.closedOverAge` (config flow.closedAlertMs). */
+  readonly flowClosedAlertMs?: number;
 }
 
 /** A key's entries waiting in its queue (SPEC §5.7). */
@@ -78,6 +80,8 @@ export interface FlowBacklog {
   readonly readyKeys: number;
   /** Keys closed behind a head (strict order: a retained or unsettled earliest entry), from the sample. */
   readonly closedKeys: readonly FlowKeyState[];
+  /** Of those, keys whose head is older than the target's flowClosedAlertMs (0 without one): stuck, like a stuck saga. */
+  readonly closedOverAge: number;
   /** The keys with the most waiting entries in the sample, most first. */
   readonly busiestKeys: readonly FlowKeyState[];
 }
@@ -159,7 +163,7 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     scheduledNextDueAt: scheduleHead === undefined ? undefined : asInteger(scheduleHead, 'schedule next due'),
     observedAtMs,
     ...(target.due === undefined ? {} : await nextDue(port, target.due, asArray(oldestRows, 'XPENDING rows'), observedAtMs, asInteger(deferrals, 'EXISTS reply') === 1)),
-    ...(target.flowLease === undefined ? {} : { flow: flowBacklog(flowReplies, observedAtMs) }),
+    ...(target.flowLease === undefined ? {} : { flow: flowBacklog(flowReplies, observedAtMs, target.flowClosedAlertMs) }),
   };
 }
 
@@ -169,7 +173,7 @@ function flowCommands(lease: string | undefined) {
   return [command('HLEN', lease), command('ZCARD', queue), command('ZCARD', flowReadyKey(lease)), command('ZRANGE', queue, 0, FLOW_SAMPLE - 1)];
 }
 
-function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs: number): FlowBacklog {
+function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs: number, closedAlertMs: number | undefined): FlowBacklog {
   const byKey = new Map<string, { head: { id: string; mark: string }; waiting: number }>();
   for (const member of asArray(sample, 'flow queue sample')) {
     if (!isBytes(member)) continue;
@@ -187,11 +191,13 @@ function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs:
     waiting: count,
   });
   const all = [...byKey].map(([key, value]) => ({ mark: value.head.mark, state: state(key, value) }));
+  const closedKeys = all.filter((k) => k.mark === 'h').map((k) => k.state);
   return {
     keys: asInteger(keys, 'HLEN reply'),
     waiting: asInteger(waiting, 'ZCARD reply'),
     readyKeys: asInteger(ready, 'ZCARD reply'),
-    closedKeys: all.filter((k) => k.mark === 'h').map((k) => k.state),
+    closedKeys,
+    closedOverAge: closedAlertMs === undefined ? 0 : closedKeys.filter((k) => k.headAgeMs > closedAlertMs).length,
     busiestKeys: all
       .map((k) => k.state)
       .sort((a, b) => b.waiting - a.waiting)

@@ -207,7 +207,7 @@ describe('AWS stack of the example deployment', () => {
     expect(senders).toHaveLength(3);
   });
 
-  it('alarms per consumer on oldest-pending age, lag, deleted-pending, auth rejections and (scheduled ones) not running, from the EMF metrics', () => {
+  it('alarms per consumer on oldest-pending age, lag, deleted-pending, auth rejections, flow keys closed too long and (scheduled ones) not running, from the EMF metrics', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map((a) => a.Properties);
     const watched = alarms
       .filter((a) => a.Namespace === 'SagaStreams')
@@ -217,7 +217,8 @@ describe('AWS stack of the example deployment', () => {
         expect(dims.Deployment).toBe('order-saga');
         return `${dims.Consumer} ${a.MetricName}`;
       });
-    const perConsumer = ['oldestPendingAgeMs', 'lag', 'deletedPending', 'authRejected'];
+    // Every consumer here is a saga consumer naming no flow, so strict order (SAGA_FLOW): keys can close, and stay closed too long.
+    const perConsumer = ['oldestPendingAgeMs', 'lag', 'deletedPending', 'authRejected', 'flowClosedOverAge'];
     const expected = [...config.consumers.values()].flatMap((plan) => [...perConsumer, ...(plan.schedule ? ['durationMs'] : [])].map((m) => `${plan.name} ${m}`));
     expect(watched.sort()).toEqual(expected.sort());
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Namespace: 'AWS/SQS' });

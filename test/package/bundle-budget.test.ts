@@ -18,9 +18,9 @@ const KIB = 1024;
 // 102: flow leases (issue 27 slice 1: lua/lib/flow-lease.lua in claim.lua and settle.lua, the run's
 // lease bookkeeping) took the Worker from 97.6 to 100.1 KiB. 103: slice 2 (per-key queues, strict
 // order, the saga default) took it to 102.0 KiB. 104: the rate limit and the dashboard's flow
-// table (with the backlog probe's flow part) took it to 103.6 KiB. 105: fair batches (the share,
-// the ready queue in arrival order) took it to 104.7 KiB.
-const WORKER_BUDGET = 105 * KIB;
+// table (with the backlog probe's flow part) took it to 103.6 KiB. 106: fair batches (the share,
+// the ready queue in arrival order) took it to 104.7 KiB, the closed-key alert to 105.0.
+const WORKER_BUDGET = 106 * KIB;
 // 105: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
 // took the poll function to 97.7 KiB. 105 leaves room for features, under the issue's 110.
@@ -33,8 +33,8 @@ const WORKER_BUDGET = 105 * KIB;
 // 110: slice 2 (per-key queues and strict order, +1.4 KiB) took it to 109.2 KiB. 111: the rate
 // limit (slice 3) took it to 110.0 KiB (112,667 B) after the claim-only flow Lua moved to its own
 // fragment (lib/flow-admit.lua, −17 B). 112: fair batches (slice 4: the share, the ready queue
-// in arrival order, +1.1 KiB of Lua) took it to 111.1 KiB. Issue 25's target (60 KiB) waits on
-// an owner decision.
+// in arrival order, +1.1 KiB of Lua) took it to 111.1 KiB, the closed-key alert to 111.5.
+// Issue 25's target (60 KiB) waits on an owner decision.
 const LAMBDA_POLL_BUDGET = 112 * KIB;
 /** Classic zod: its schema methods reference its whole API, which no bundler can drop. Library code uses zod/mini. */
 const CLASSIC_ZOD = /node_modules\/zod\/v4\/classic\//;
@@ -49,7 +49,7 @@ async function bundle(options: BuildOptions): Promise<{ gzip: number; inputs: st
 }
 
 describe('bundle budgets', () => {
-  it('the Worker of a deployment is within WORKER_BUDGET (105 KiB gzip), without zod locales, classic zod or Node clients', async () => {
+  it('the Worker of a deployment is within WORKER_BUDGET (106 KiB gzip), without zod locales, classic zod or Node clients', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('../worker/fixtures/worker-entry.ts')],
       format: 'esm',

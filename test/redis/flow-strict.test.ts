@@ -188,6 +188,11 @@ describe.each(clientKinds)('flow queues and strict order over $name', (kind: Cli
     expect(backlog.flow!.closedKeys).toEqual([{ key: 'k', headId: head, headAgeMs: expect.any(Number), waiting: 2 }]);
     expect(backlog.flow!.closedKeys[0]!.headAgeMs).toBeLessThan(60_000);
     expect(backlog.flow!.busiestKeys.map((k) => [k.key, k.waiting])).toEqual([['k', 2]]);
+    expect(backlog.flow!.closedOverAge).toBe(0);
+    // With an alert age the head has passed, the key counts as stuck; with one it has not, not.
+    await sleepMs(20);
+    expect((await probeBacklog(port, { stream, group: 'g', flowLease: lease(), flowClosedAlertMs: 10 })).flow!.closedOverAge).toBe(1);
+    expect((await probeBacklog(port, { stream, group: 'g', flowLease: lease(), flowClosedAlertMs: 60_000 })).flow!.closedOverAge).toBe(0);
     // Without the lease hash named, the probe reads none of it.
     expect((await probeBacklog(port, { stream, group: 'g' })).flow).toBeUndefined();
   });

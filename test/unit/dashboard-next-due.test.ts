@@ -40,7 +40,7 @@ describe('dashboard overview: next due', () => {
 });
 
 describe('dashboard overview: flow control', () => {
-  const flow = (extra: object) => ({ keys: 2, waiting: 3, readyKeys: 1, closedKeys: [], busiestKeys: [], ...extra });
+  const flow = (extra: object) => ({ keys: 2, waiting: 3, readyKeys: 1, closedKeys: [], closedOverAge: 0, busiestKeys: [], ...extra });
 
   it('lists the keys closed behind a head with its id and age, and the busiest keys, escaped', () => {
     const html = render(
@@ -55,6 +55,12 @@ describe('dashboard overview: flow control', () => {
     expect(html).toContain('order-&#60;17&#62;: head 5-0, 1.5 min, 2 waiting');
     expect(html).toContain('order-&#60;17&#62; (2)');
     expect(html).not.toContain('order-<17>');
+    expect(html).not.toContain('closedAlertMs');
+  });
+
+  it('marks the keys closed past their alert age', () => {
+    const html = render(row({ flow: flow({ closedKeys: [{ key: 'o-1', headId: '5-0', headAgeMs: 7_200_000, waiting: 1 }], closedOverAge: 1 }) }));
+    expect(html).toContain('1 past flow.closedAlertMs (stuck?) — o-1: head 5-0');
   });
 
   it('shows no flow section when no key is leased or waited on', () => {

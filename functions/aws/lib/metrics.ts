@@ -12,6 +12,8 @@ export const Metrics = {
   lag: 'lag',
   deadLetters: 'deadLetters',
   consumers: 'consumers',
+  /** Keys closed behind their head past config flow.closedAlertMs (consumers with flow control). */
+  flowClosedOverAge: 'flowClosedOverAge',
   /** Emitted by every poll run (run report). */
   deletedPending: 'deletedPending',
   authRejected: 'authRejected',

@@ -1,0 +1,60 @@
+/**
+ * The backlog log line with flow control (SPEC §5.7): a key closed behind its head past
+ * config flow.closedAlertMs is reported like a stuck saga — a warning naming the oldest such
+ * keys, and the `flowClosedOverAge` counter the AWS alarm watches.
+ */
+import { describe, expect, it } from 'vitest';
+import { closedAlertMsOf, parseConsumerConfig } from '../../src/consume/config';
+import { backlogLogLine } from '../../src/deployment/log';
+import { logLineProblems } from '../../src/deployment/log-line';
+import type { Backlog, FlowBacklog } from '../../src/probes/backlog';
+
+const backlog: Backlog = {
+  pending: 3,
+  oldestPendingId: '1-0',
+  oldestPendingAgeMs: 120_000,
+  oldestPendingDeliveries: 4,
+  consumers: 1,
+  lag: 0,
+  lastDeliveredId: '3-0',
+  streamLength: 3,
+  deadLetters: 0,
+  scheduled: 0,
+  scheduledNextDueAt: undefined,
+  observedAtMs: 1_000_000,
+};
+const options = { deployment: 'shop', consumer: 'orchestrator', stream: 'results:{o}', group: 'g', now: () => 1_000_000, emf: true };
+const closed = (key: string, headAgeMs: number) => ({ key, headId: `${1_000_000 - headAgeMs}-0`, headAgeMs, waiting: 1 });
+const flow = (extra: Partial<FlowBacklog>): FlowBacklog => ({ keys: 7, waiting: 7, readyKeys: 0, closedKeys: [], closedOverAge: 0, busiestKeys: [], ...extra });
+
+describe('the backlog line with flow control', () => {
+  it('warns naming the oldest closed keys (at most 5) when any is past its alert age, and publishes the count as a metric', () => {
+    const keys = [closed('o-1', 60_000), ...[2, 3, 4, 5, 6, 7].map((n) => closed(`o-${n}`, n * 3_600_000))];
+    const line = JSON.parse(backlogLogLine({ ...backlog, flow: flow({ closedKeys: keys, closedOverAge: 6 }) }, options));
+    expect(line).toMatchObject({ level: 'warn', msg: 'backlog', flowClosedOverAge: 6 });
+    expect(line.detail.closedOverAge.map((k: { key: string }) => k.key)).toEqual(['o-7', 'o-6', 'o-5', 'o-4', 'o-3']);
+    expect(line.detail.closedOverAge[0]).toEqual({ key: 'o-7', headId: `${1_000_000 - 7 * 3_600_000}-0`, headAgeMs: 7 * 3_600_000 });
+    expect(line._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name)).toContain('flowClosedOverAge');
+    expect(logLineProblems(line)).toEqual([]);
+  });
+
+  it('stays an info line with a 0 count when no key is past it, and has no flow counter without flow control', () => {
+    const line = JSON.parse(backlogLogLine({ ...backlog, flow: flow({ closedKeys: [closed('o-1', 60_000)] }) }, options));
+    expect(line).toMatchObject({ level: 'info', flowClosedOverAge: 0 });
+    expect(line).not.toHaveProperty('detail');
+    expect(JSON.parse(backlogLogLine(backlog, options))).not.toHaveProperty('flowClosedOverAge');
+  });
+
+  it('takes the alert age from config flow.closedAlertMs, by default 15 min or 3 × minIdleMs, only where strict order may run', () => {
+    const base = { stream: 's', group: 'g', consumer: 'c', runBudgetMs: 60_000, minIdleMs: 600_000 };
+    expect(closedAlertMsOf(parseConsumerConfig({ ...base, flow: { order: 'strict', closedAlertMs: 120_000 } }))).toBe(120_000);
+    expect(closedAlertMsOf(parseConsumerConfig({ ...base, flow: { order: 'strict' } }))).toBe(1_800_000);
+    expect(closedAlertMsOf(parseConsumerConfig({ ...base, minIdleMs: 61_000, flow: { order: 'strict' } }))).toBe(900_000);
+    expect(closedAlertMsOf(parseConsumerConfig({ ...base, flow: {} }))).toBeUndefined();
+    expect(closedAlertMsOf(parseConsumerConfig({ ...base, flow: false }))).toBeUndefined();
+    // No flow named: a saga consumer's default (strict) may apply, so the default age.
+    expect(closedAlertMsOf(parseConsumerConfig(base))).toBe(1_800_000);
+    expect(() => parseConsumerConfig({ ...base, flow: { closedAlertMs: 120_000 } })).toThrow(/flow\.closedAlertMs: needs flow\.order "strict"/);
+    expect(() => parseConsumerConfig({ ...base, flow: { order: 'strict', closedAlertMs: 999 } })).toThrow(/flow\.closedAlertMs/);
+  });
+});
