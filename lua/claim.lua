@@ -104,6 +104,7 @@
   ARGV[19] rate limit: ms between two starts, T (0: no limit)
   ARGV[20] rate limit: the burst's tolerance, τ = (burst - 1) × T, ms
   ARGV[21] flow: the share, most entries of one flow key this claim admits (0: no cap)
+  ARGV[22] rate limit: '1' per flow key (T and τ apply to each key's own bucket), else per group
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
            fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh,
@@ -145,6 +146,12 @@
   of W ms at most burst + W / T entries are admitted, fleet-wide.
   Entries over the limit are simply not claimed: they stay unread or pending as they are,
   never dead-lettered, and next_due says when the next one may start.
+  Per flow key (ARGV[22] = '1', with a token): the same GCRA with one TAT per key, kept in
+  the key's lease state (lib/flow-lease.lua), and checked where an entry is admitted: an
+  entry whose key has no room is parked like one behind a busy key, its not-before when the
+  key's bucket next has room (next_due says so), and the key's later entries wait behind it in
+  order; other keys are not held up (rate_limited stays 0). A key's hold (a handler's deferral
+  with retryAfterMs, written by settle.lua) closes its bucket until then the same way.
 
   Flow leases (SPEC §5.7, with a token only). Every entry taken above that names a flow key
   (its last flow_key field) is admitted only under a lease on that key and only when no
@@ -204,6 +211,7 @@ local fresh_mode = ARGV[8]
 local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11], ARGV[15] or ''
 local flow_strict = ARGV[18] == '1'
 local flow_share = tonumber(ARGV[21]) or 0
+local rate_per_key = ARGV[22] == '1' and flow_token ~= ''
 -- Entries read natively never pass through this script: with flow on, every read is here.
 if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19]), tonumber(ARGV[20])
@@ -390,7 +398,7 @@ end
 
 -- ---- rate limit: the room this claim has (see the header)
 local rate_tat, rate_room, rate_limited = nil, nil, 0
-if rate_interval > 0 then
+if rate_interval > 0 and not rate_per_key then
   rate_tat = math.max(tonumber(redis.call('GET', rate_key)) or 0, redis_now())
   local slack = redis_now() + rate_tolerance - rate_tat
   rate_room = slack < 0 and 0 or math.floor(slack / rate_interval) + 1
@@ -411,6 +419,21 @@ end
 local function count_admitted(key)
   admitted_of[key] = (admitted_of[key] or 0) + 1
 end
+-- A key's own bucket (per-key rate limit) and hold: room to start one entry now?
+local function key_has_room(state, now)
+  if state.hold > now then return false end
+  return not rate_per_key or math.max(state.tat, now) - now <= rate_tolerance
+end
+-- Takes one start from the key's bucket (per-key rate limit).
+local function key_take(state, now)
+  if rate_per_key then state.tat = math.max(state.tat, now) + rate_interval end
+end
+-- When the key next has room, Redis ms.
+local function key_room_at(state)
+  local at = state.hold
+  if rate_per_key and math.ceil(state.tat - rate_tolerance) > at then at = math.ceil(state.tat - rate_tolerance) end
+  return at
+end
 local ready_of_reclaim = math.floor(reclaim_count / 2)
 local ready_room = ready_of_reclaim + math.floor(fresh_count / 2)
 local ready_served, ready_added = 0, 0
@@ -430,6 +453,18 @@ if flow_token ~= '' and ready_room > 0 then
       local first = flow_queue_first(queue_key, key, room)
       for _, member in ipairs(first) do
         local id, mark = member[1], member[3]
+        if not key_has_room(state, redis_now()) then
+          -- Over the key's rate limit: its first waiting entry becomes due when the bucket has
+          -- room, and the cursor pass takes it then (the key leaves the ready queue meanwhile).
+          local at = key_room_at(state)
+          saw_due_at(at)
+          local not_before = tonumber(redis.call('HGET', defer_key, id))
+          if (not_before == nil or not_before > at) and redis.call('XPENDING', stream, group, id, id, 1)[1] then
+            redis.call('HSET', defer_key, id, string.format('%d', at))
+          end
+          again = false
+          break
+        end
         local row = redis.call('XPENDING', stream, group, id, id, 1)[1]
         local at = row and mark == 'h' and due_at(id, row[4], row[3], tonumber(redis.call('HGET', defer_key, id)))
         if at and at > redis_now() then
@@ -450,6 +485,7 @@ if flow_token ~= '' and ready_room > 0 then
           reclaimed[#reclaimed + 1], counts[#counts + 1], idles[#idles + 1] = entry, row[4] + 1, row[3]
           if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
           count_admitted(key)
+          key_take(state, redis_now())
         elseif row and redis.call('XPENDING', stream, group, id, id, 1)[1] == nil then
           deleted[#deleted + 1] = id
         end
@@ -711,10 +747,12 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     local padded = head and padded_id(id)
     local behind = head ~= nil and head < padded
     local over_share = share_left(key) <= 0
-    local holder = not behind and not over_share and flow_join(state, flow_token, expires, limit)
+    local limited = not behind and not over_share and not key_has_room(state, now)
+    local holder = not behind and not over_share and not limited and flow_join(state, flow_token, expires, limit)
     if holder then
       if not flow_lists_id(holder, 3, id) then holder[#holder + 1] = id end
       count_admitted(key)
+      key_take(state, now)
       if head ~= nil and head == padded then
         state.waiting, state.head = state.waiting - flow_dequeue(queue_key, key, id), nil
       end
@@ -729,8 +767,11 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
       is_ready[key] = true
       ready[#ready + 1] = key
     end
+    -- Over the key's rate limit: due when its bucket has room (then the cursor pass takes it).
+    local due = limited and key_room_at(state) or flow_free_at(state) or expires
+    if limited then saw_due_at(due) end
     not_before[#not_before + 1] = id
-    not_before[#not_before + 1] = string.format('%d', flow_free_at(state) or expires)
+    not_before[#not_before + 1] = string.format('%d', due)
     return false
   end
   local kept, kept_counts, kept_idles = {}, {}, {}

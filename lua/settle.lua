@@ -60,7 +60,8 @@
   ARGV[3]     n = number of ack ids, followed by the n ids
   then        m = number of deferrals, followed by m pairs: entry id, delay (ms)
   then        f = number of flow keys returned; when f > 0: the run's token, the limit, '1' for
-              strict order (else '0'), then per key: the key, n, the n entry ids leaving the
+              strict order (else '0'), '1' when a deferral holds its key (a per-key rate limit:
+              no entry of the key starts before the deferral's not-before), then per key: the key, n, the n entry ids leaving the
               run's holder, q, and the q of them to queue as heads (strict order only)
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
@@ -111,10 +112,11 @@ local function server_now_ms()
 end
 
 local deferrals = tonumber(ARGV[i])
-local deferred = 0
+local deferred, delay_of = 0, {}
 i = i + 1
 for _ = 1, deferrals do
   local entry_id, delay = ARGV[i], tonumber(ARGV[i + 1])
+  delay_of[entry_id] = delay
   if redis.call('XPENDING', stream, group, entry_id, entry_id, 1)[1] then
     -- A Redis over maxmemory refuses this HSET when the script has written nothing yet (OOM):
     -- the entry then stays pending without its not-before, redelivered on its backoff instead.
@@ -133,7 +135,7 @@ local flow_keys = tonumber(ARGV[i])
 local flow_at, flow_key_names, flow_sections = i + 1, {}, {}
 i = i + 1
 if flow_keys > 0 then
-  i = i + 3
+  i = i + 4
   -- Each key's section: its ids leaving the holder, then those to queue.
   for k = 1, flow_keys do
     local n = tonumber(ARGV[i + 1])
@@ -184,7 +186,7 @@ end
 -- entry stays pending under the run's holder (its key is not reopened beneath it).
 local lease_lost, ready = 0, 0
 if flow_keys > 0 then
-  local token, limit, strict = ARGV[flow_at], tonumber(ARGV[flow_at + 1]), ARGV[flow_at + 2] == '1'
+  local token, limit, strict, hold = ARGV[flow_at], tonumber(ARGV[flow_at + 1]), ARGV[flow_at + 2] == '1', ARGV[flow_at + 3] == '1'
   local now = tonumber(server_now_ms())
   local keys = flow_key_names
   local values, states, touched = {}, {}, {}
@@ -200,7 +202,12 @@ if flow_keys > 0 then
       lease_lost = lease_lost + 1
     else
       local holder = state.holders[mine]
-      for j = first_id, last_id do flow_drop_id(holder, 3, ARGV[j]) end
+      for j = first_id, last_id do
+        flow_drop_id(holder, 3, ARGV[j])
+        -- A deferred entry holds its key until its not-before: the downstream asked for that wait.
+        local delay = hold and delay_of[ARGV[j]]
+        if delay and now + delay > state.hold then state.hold = now + delay end
+      end
       flow_leave_if_empty(state, token)
       for j = first_queued, last_queued do
         local id = ARGV[j]

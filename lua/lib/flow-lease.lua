@@ -11,7 +11,12 @@
                           overrun, so a crashed run never blocks the key past it, which is
                           within minIdle of its claim), and the entries of the key admitted to
                           that run and not yet returned;
-                 waiting  how many of the key's entries are in the queue.
+                 waiting  how many of the key's entries are in the queue;
+                 tat      (optional) the key's own rate limit: its theoretical arrival time,
+                          Redis ms (GCRA, claim.lua's header);
+                 hold     (optional) no entry of the key starts before this, Redis ms: a
+                          handler's deferral (retryAfterMs) under a per-key rate limit.
+                 A field goes when nothing holds or waits on its key and both times passed.
     queue        a sorted set, every score 0, member = flow_member(key, id, mark): the key's
                  waiting entries in id order (lex order: the key's bytes behind their length,
                  then the padded id), each marked
@@ -38,12 +43,12 @@
 ]]
 -- #include lib/stream-id.lua
 
--- A key's holders and waiting count from the hash value (absent or unreadable: none).
+-- A key's holders, waiting count, tat and hold from the hash value (absent or unreadable: none).
 local function flow_decode(value)
-  if not value then return {}, 0 end
+  if not value then return {}, 0, 0, 0 end
   local ok, state = pcall(cmsgpack.unpack, value)
-  if not ok or type(state) ~= 'table' then return {}, 0 end
-  return state[1] or {}, tonumber(state[2]) or 0
+  if not ok or type(state) ~= 'table' then return {}, 0, 0, 0 end
+  return state[1] or {}, tonumber(state[2]) or 0, tonumber(state[3]) or 0, tonumber(state[4]) or 0
 end
 
 -- The queue's members of `key` start with this: its length, fixed width, so no key is a
@@ -78,8 +83,8 @@ end
 -- always kept: its run decides for it), and the waiting count. With `strict`, a dropped
 -- holder's pending entries are queued first (flow_convert); changed is then true.
 local function flow_open(value, now, token, strict, stream, group, queue_key, key)
-  local holders, waiting = flow_decode(value)
-  local state = { holders = {}, waiting = waiting, changed = false }
+  local holders, waiting, tat, hold = flow_decode(value)
+  local state = { holders = {}, waiting = waiting, changed = false, tat = tat, hold = hold, now = now }
   for _, holder in ipairs(holders) do
     if holder[1] == token or tonumber(holder[2]) > now then
       state.holders[#state.holders + 1] = holder
@@ -112,11 +117,12 @@ local function flow_store_all(lease_key, keys, states)
   for _, key in ipairs(keys) do
     local state = states[key]
     if state.waiting < 0 then state.waiting = 0 end
-    if #state.holders == 0 and state.waiting == 0 then
+    local timed = state.tat > state.now or state.hold > state.now
+    if #state.holders == 0 and state.waiting == 0 and not timed then
       gone[#gone + 1] = key
     else
       kept[#kept + 1] = key
-      kept[#kept + 1] = cmsgpack.pack({ state.holders, state.waiting })
+      kept[#kept + 1] = cmsgpack.pack(timed and { state.holders, state.waiting, state.tat, state.hold } or { state.holders, state.waiting })
     end
   end
   for first = 1, #gone, FLOW_WRITE_CHUNK do

@@ -158,6 +158,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
       plan.flow?.strict === true ? 1 : 0,
       ...rateArgs(config.rateLimit),
       plan.flow?.share ?? 0,
+      config.rateLimit?.key === 'flow' ? 1 : 0,
     ],
   };
 }

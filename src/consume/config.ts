@@ -153,6 +153,12 @@ export const consumerConfigSchema = z.strictObject({
    */
   rateLimit: z.optional(
     z.strictObject({
+      /**
+       * 'flow': the limit applies to each flow key on its own (its own bucket, kept in the
+       * key's lease state), and a handler's `Deferral` with retryAfterMs holds the key until
+       * then. Absent: one bucket for the group. Needs `flow`.
+       */
+      key: z.optional(z.literal('flow')),
       limit: z.int().check(z.minimum(1), z.maximum(MAX_RATE_LIMIT)),
       perMs: z.int().check(z.minimum(1), z.maximum(MAX_RATE_WINDOW_MS)),
       burst: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_RATE_LIMIT))),
@@ -259,6 +265,9 @@ function crossFieldProblems(config: ConsumerConfig): ConfigProblem[] {
     });
   }
   if (config.rateLimit !== undefined) problems.push(...rateLimitProblems(config.rateLimit, config.wait));
+  if (config.rateLimit?.key === 'flow' && flow === undefined) {
+    problems.push({ path: 'rateLimit.key', message: '"flow" needs config flow: the limit is kept per flow key, under its lease' });
+  }
   if (flow !== undefined && config.wait === 'block') {
     problems.push({
       path: 'wait',

@@ -26,6 +26,8 @@ export interface LeaseReturn {
   readonly token: string;
   readonly limit: number;
   readonly strict: boolean;
+  /** A deferral holds its key until its not-before (a per-key rate limit honours retryAfterMs). */
+  readonly hold?: boolean;
   /** Per key: the ids leaving the run's holder, and those of them to queue as heads (strict order). */
   readonly keys: ReadonlyArray<{ readonly key: Uint8Array; readonly ids: readonly string[]; readonly queued: readonly string[] }>;
 }
@@ -54,7 +56,7 @@ function byteString(bytes: Uint8Array): string {
 /** settle.lua's flow section: `0`, or the count, the token, the limit, the order and each key with its ids and those to queue. */
 export function leaseReturnArgs(leases: LeaseReturn | undefined): RedisArg[] {
   if (leases === undefined || leases.keys.length === 0) return [0];
-  const args: RedisArg[] = [leases.keys.length, leases.token, leases.limit, leases.strict ? 1 : 0];
+  const args: RedisArg[] = [leases.keys.length, leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0];
   for (const { key, ids, queued } of leases.keys) args.push(key, ids.length, ...ids, queued.length, ...queued);
   return args;
 }
@@ -71,14 +73,16 @@ export class RunLeases {
   readonly #limit: number;
   readonly #strict: boolean;
   readonly #share: number | undefined;
+  readonly #hold: boolean;
   /** Admitted entry id → its key. */
   readonly #admitted = new Map<string, Uint8Array>();
 
-  constructor(token: string, limit: number, strict: boolean, share?: number) {
+  constructor(token: string, limit: number, strict: boolean, share?: number, hold = false) {
     this.#token = token;
     this.#limit = limit;
     this.#strict = strict;
     this.#share = share;
+    this.#hold = hold;
   }
 
   /** What a claim sends: the token and a lease that lasts until `until` (epoch ms, local clock) from `now`. */
@@ -121,7 +125,7 @@ export class RunLeases {
       group.ids.push(id);
       if (queue && this.#strict) group.queued.push(id);
     }
-    return byKey.size === 0 ? undefined : { token: this.#token, limit: this.#limit, strict: this.#strict, keys: [...byKey.values()] };
+    return byKey.size === 0 ? undefined : { token: this.#token, limit: this.#limit, strict: this.#strict, hold: this.#hold, keys: [...byKey.values()] };
   }
 }
 

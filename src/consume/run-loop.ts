@@ -149,7 +149,7 @@ export class RunLoop {
     this.#sizer = new RoundSizer(deps.config, deps.memory.recall(deps.config.keys.stream, deps.config.group));
     this.#cadence = new ReclaimCadence(deps.config.reclaimEveryRounds);
     const flow = flowOf(deps.config);
-    this.#leases = flow === undefined ? undefined : new RunLeases(randomToken(), flow.limit, flow.order === 'strict', flow.share);
+    this.#leases = flow === undefined ? undefined : new RunLeases(randomToken(), flow.limit, flow.order === 'strict', flow.share, this.#config.rateLimit?.key === 'flow');
   }
 
   async run(): Promise<RunReport> {

@@ -19,7 +19,8 @@ const KIB = 1024;
 // lease bookkeeping) took the Worker from 97.6 to 100.1 KiB. 103: slice 2 (per-key queues, strict
 // order, the saga default) took it to 102.0 KiB. 104: the rate limit and the dashboard's flow
 // table (with the backlog probe's flow part) took it to 103.6 KiB. 106: fair batches (the share,
-// the ready queue in arrival order) took it to 104.7 KiB, the closed-key alert to 105.0.
+// the ready queue in arrival order) took it to 104.7 KiB, the closed-key alert to 105.0, the
+// rate limit per key to 105.6.
 const WORKER_BUDGET = 106 * KIB;
 // 105: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
@@ -33,9 +34,10 @@ const WORKER_BUDGET = 106 * KIB;
 // 110: slice 2 (per-key queues and strict order, +1.4 KiB) took it to 109.2 KiB. 111: the rate
 // limit (slice 3) took it to 110.0 KiB (112,667 B) after the claim-only flow Lua moved to its own
 // fragment (lib/flow-admit.lua, −17 B). 112: fair batches (slice 4: the share, the ready queue
-// in arrival order, +1.1 KiB of Lua) took it to 111.1 KiB, the closed-key alert to 111.5.
+// in arrival order, +1.1 KiB of Lua) took it to 111.1 KiB, the closed-key alert to 111.5. 113:
+// the rate limit per flow key (its TAT and hold in the lease state) took it to 112.7 KiB.
 // Issue 25's target (60 KiB) waits on an owner decision.
-const LAMBDA_POLL_BUDGET = 112 * KIB;
+const LAMBDA_POLL_BUDGET = 113 * KIB;
 /** Classic zod: its schema methods reference its whole API, which no bundler can drop. Library code uses zod/mini. */
 const CLASSIC_ZOD = /node_modules\/zod\/v4\/classic\//;
 
@@ -67,7 +69,7 @@ describe('bundle budgets', () => {
     expect(inputs.some((input) => input.includes('node_modules/croner'))).toBe(false);
   });
 
-  it('the Lambda poll function of a TCP deployment is within LAMBDA_POLL_BUDGET (112 KiB gzip), without Hono, the AWS SDK or classic zod', async () => {
+  it('the Lambda poll function of a TCP deployment is within LAMBDA_POLL_BUDGET (113 KiB gzip), without Hono, the AWS SDK or classic zod', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('./fixtures/lambda-handlers.ts')],
       format: 'cjs',

@@ -173,6 +173,13 @@ describe('consumer config', () => {
       expect(problemsFor({ ...valid, rateLimit: { limit: 1, perMs: 1_000 }, wait: 'block' })).toEqual([expect.stringMatching(/^wait: must be "sleep" with rateLimit/)]);
     });
 
+    it('takes a rate limit per flow key only with flow on', () => {
+      expect(parseConsumerConfig({ ...valid, flow: {}, rateLimit: { key: 'flow', limit: 5, perMs: 1_000 } }).rateLimit).toEqual({ key: 'flow', limit: 5, perMs: 1_000 });
+      expect(problemsFor({ ...valid, rateLimit: { key: 'flow', limit: 5, perMs: 1_000 } })).toEqual([expect.stringMatching(/^rateLimit\.key: "flow" needs config flow/)]);
+      expect(problemsFor({ ...valid, flow: false, rateLimit: { key: 'flow', limit: 5, perMs: 1_000 } })).toEqual([expect.stringMatching(/^rateLimit\.key: /)]);
+      expect(problemsFor({ ...valid, flow: {}, rateLimit: { key: 'tenant', limit: 5, perMs: 1_000 } })).toEqual([expect.stringMatching(/^rateLimit\.key: /)]);
+    });
+
     it('refuses a blocking wait, which would deliver an entry past the claim that leases its key', () => {
       expect(problemsFor({ ...valid, flow: {}, wait: 'block' })).toEqual([expect.stringMatching(/^wait: must be "sleep" with flow/)]);
       expect(() => parseConsumerConfig({ ...valid, flow: {}, wait: 'sleep' })).not.toThrow();
