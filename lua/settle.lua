@@ -36,8 +36,8 @@
   leave this run's holder (a holder left with none goes, freeing its slot); under strict
   order the ones the caller names to queue (retained, or never started) that are still
   pending become heads of the key's queue, so no later entry of the key overtakes them; and
-  a key with a free slot and waiting entries goes into the ready set, which the next claim
-  serves first. This runs last, after the dead-letters: a dead-letter whose record fails
+  a key with a free slot and waiting entries goes to the back of the ready queue, which the
+  next claim serves first. This runs last, after the dead-letters: a dead-letter whose record fails
   aborts the script with its entry still pending and still under the run's holder, so its key
   is never reopened beneath it (the caller never names an acked or dead-lettered entry to
   queue; after their acks they are not pending anyway). A run whose holder is gone — its lease ran out

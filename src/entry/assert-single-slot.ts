@@ -14,7 +14,7 @@ export function assertSingleSlot(keys: StreamKeys): void {
       { path: 'stream', message: 'needs a hash tag on Redis Cluster (e.g. "orders:{o}") so its DLT, markers and cursor share its slot' },
     ]);
   }
-  // The flow ready set and queue are named after flowLease (keys.ts), so they follow its slot.
+  // The flow ready queue and per-key queues are named after flowLease (keys.ts), so they follow its slot.
   const fields = ['dlt', 'markerPrefix', 'cursor', 'publishDedupePrefix', 'defer', 'flowLease'] as const;
   const problems = fields
     .filter((field) => hashTagOf(keys[field]) !== tag)
