@@ -109,7 +109,8 @@ export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): s
   };
   const counters = { ...metrics, oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0 };
   if (flow === undefined || flow.closedOverAge === 0) return backlogLine(options, counters, Object.keys(metrics) as CounterField[]);
-  const oldest = [...flow.closedKeys].sort((a, b) => b.headAgeMs - a.headAgeMs).slice(0, CLOSED_KEYS_NAMED);
+  // The keys past the alert age are the oldest closed ones: name those, and no younger one.
+  const oldest = [...flow.closedKeys].sort((a, b) => b.headAgeMs - a.headAgeMs).slice(0, Math.min(CLOSED_KEYS_NAMED, flow.closedOverAge));
   const detail = { closedOverAge: oldest.map(({ key, headId, headAgeMs }) => ({ key, headId, headAgeMs })) };
   return backlogLine(options, counters, Object.keys(metrics) as CounterField[], detail, 'warn');
 }

@@ -38,6 +38,12 @@ describe('the backlog line with flow control', () => {
     expect(logLineProblems(line)).toEqual([]);
   });
 
+  it('names only the keys past the alert age, never a younger closed key', () => {
+    const keys = [closed('o-1', 60_000), closed('o-2', 7_200_000), closed('o-3', 120_000)];
+    const line = JSON.parse(backlogLogLine({ ...backlog, flow: flow({ closedKeys: keys, closedOverAge: 1 }) }, options));
+    expect(line.detail.closedOverAge.map((k: { key: string }) => k.key)).toEqual(['o-2']);
+  });
+
   it('stays an info line with a 0 count when no key is past it, and has no flow counter without flow control', () => {
     const line = JSON.parse(backlogLogLine({ ...backlog, flow: flow({ closedKeys: [closed('o-1', 60_000)] }) }, options));
     expect(line).toMatchObject({ level: 'info', flowClosedOverAge: 0 });
