@@ -33,18 +33,18 @@
   than asked — a retry, never a loss.
 
   Flow leases (SPEC §5.7, lib/flow-lease.lua), when the round returns any: each key's entries
-  leave this run's holder (a holder left with none goes, freeing its slot); under strict
-  order the ones the caller names to queue (retained, or never started) that are still
-  pending become heads of the key's queue, so no later entry of the key overtakes them; and
-  a key with a free slot and waiting entries goes to the back of the ready queue, which the
-  next claim serves first. This runs last, after the dead-letters: a dead-letter whose record fails
-  aborts the script with its entry still pending and still under the run's holder, so its key
-  is never reopened beneath it (the caller never names an acked or dead-lettered entry to
-  queue; after their acks they are not pending anyway). A run whose holder is gone — its lease ran out
-  and the key moved on (under strict order, after its pending entries were queued) —
-  changes nothing of the key: it counts lease_lost, and its verdicts still apply (an ack is
-  of committed work). Replayed, removing ids already gone and queueing what is queued do
-  nothing (a replay may count lease_lost once more).
+  leave this run's holder (a holder left with none goes, freeing its slot); under strict order
+  the ones the caller names to queue (retained, or never started) that are still pending become
+  heads of the key's queue, so no later entry of the key overtakes them; and a key with a free
+  slot and waiting entries goes to the back of the ready queue, which the next claim serves
+  first. This runs last, after the dead-letters: a dead-letter whose record fails aborts the
+  script with its entry still pending and still under the run's holder, so its key is never
+  reopened beneath it (the caller never names an acked or dead-lettered entry to queue; after
+  their acks they are not pending anyway). A run whose holder is gone — its lease ran out and
+  the key moved on (under strict order, after its pending entries were queued) — changes nothing
+  of the key: it counts lease_lost, and its verdicts still apply (an ack is of committed work).
+  Replayed, removing ids already gone and queueing what is queued do nothing (a replay may count
+  lease_lost once more).
 
   KEYS[1]     source stream
   KEYS[2]     dead-letter stream
@@ -60,9 +60,10 @@
   ARGV[3]     n = number of ack ids, followed by the n ids
   then        m = number of deferrals, followed by m pairs: entry id, delay (ms)
   then        f = number of flow keys returned; when f > 0: the run's token, the limit, '1' for
-              strict order (else '0'), '1' when a deferral holds its key (a per-key rate limit:
-              no entry of the key starts before the deferral's not-before), then per key: the key, n, the n entry ids leaving the
-              run's holder, q, and the q of them to queue as heads (strict order only)
+              strict order (else '0'), '1' when a deferral holds its key (a per-key rate
+              limit: no entry of the key starts before the deferral's not-before), then per
+              key: the key, n, the n entry ids leaving the run's holder, q, and the q of them
+              to queue as heads (strict order only)
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
   Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, ready }

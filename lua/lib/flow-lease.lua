@@ -3,8 +3,8 @@
   (SPEC §5.7), shared by the claim that takes leases (claim.lua, through lib/flow-admit.lua,
   which adds what only the claim needs) and the settle that returns them (settle.lua).
 
-  Three keys per group; a flow key's bytes are only ever a hash field or part of a member, never
-  a key name, so Cluster slots and the name rules are untouched:
+  Three keys per group; a flow key's bytes are only ever a hash field or part of a member,
+  never a key name, so Cluster slots and the name rules are untouched:
     lease hash   field = the flow key, value = cmsgpack { holders, waiting }:
                  holders  at most `limit` runs, each { token, expires_at, id, id, ... }: the
                           run's token, when its lease ends (Redis ms: the run's deadline + the
@@ -29,10 +29,10 @@
                  their entries) while entries wait, scored by arrival: keys are served in the
                  order they became ready, and a key served goes to the back (round robin; the
                  fairness bound in claim.lua's header rests on it).
-  Admission is first in, first out per key: an entry is admitted only when no earlier entry
-  of its key waits, and under the run's own holder or a new one while fewer than `limit`
-  hold the key. A key whose slot is free while entries wait is put at the back of the
-  group's ready queue, which the next claim serves first. Strict order adds the heads, so a key whose earliest
+  Admission is first in, first out per key: an entry is admitted only when no earlier entry of
+  its key waits, and under the run's own holder or a new one while fewer than `limit` hold the
+  key. A key whose slot is free while entries wait is put at the back of the group's ready
+  queue, which the next claim serves first. Strict order adds the heads, so a key whose earliest
   pending entry was retained stays closed to every later entry until that one settles.
 
   A holder whose lease ended is dropped by whoever next touches the key (its run ended or

@@ -7,22 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { closedAlertMsOf, parseConsumerConfig } from '../../src/consume/config';
 import { backlogLogLine } from '../../src/deployment/log';
 import { logLineProblems } from '../../src/deployment/log-line';
-import type { Backlog, FlowBacklog } from '../../src/probes/backlog';
+import type { FlowBacklog } from '../../src/probes/backlog';
+import { SAMPLE_BACKLOG } from '../support/backlog';
 
-const backlog: Backlog = {
-  pending: 3,
-  oldestPendingId: '1-0',
-  oldestPendingAgeMs: 120_000,
-  oldestPendingDeliveries: 4,
-  consumers: 1,
-  lag: 0,
-  lastDeliveredId: '3-0',
-  streamLength: 3,
-  deadLetters: 0,
-  scheduled: 0,
-  scheduledNextDueAt: undefined,
-  observedAtMs: 1_000_000,
-};
+const backlog = SAMPLE_BACKLOG;
 const options = { deployment: 'shop', consumer: 'orchestrator', stream: 'results:{o}', group: 'g', now: () => 1_000_000, emf: true };
 const closed = (key: string, headAgeMs: number) => ({ key, headId: `${1_000_000 - headAgeMs}-0`, headAgeMs, waiting: 1 });
 const flow = (extra: Partial<FlowBacklog>): FlowBacklog => ({ keys: 7, waiting: 7, readyKeys: 0, closedKeys: [], closedOverAge: 0, busiestKeys: [], ...extra });

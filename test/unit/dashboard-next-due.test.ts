@@ -1,25 +1,9 @@
 /** The dashboard overview shows each consumer's next due time from the backlog probe (SPEC §5.6). */
 import { describe, expect, it } from 'vitest';
 import { renderOverview, type ConsumerOverview } from '../../src/dashboard/overview';
+import { SAMPLE_BACKLOG } from '../support/backlog';
 
-const backlog = {
-  consumer: 'billing',
-  stream: 'billing:{b}',
-  group: 'g',
-  status: 'ok' as const,
-  pending: 3,
-  oldestPendingId: '1-0',
-  oldestPendingAgeMs: 120_000,
-  oldestPendingDeliveries: 4,
-  consumers: 1,
-  lag: 0,
-  lastDeliveredId: '3-0',
-  streamLength: 3,
-  deadLetters: 0,
-  scheduled: 0,
-  scheduledNextDueAt: undefined,
-  observedAtMs: 1_000_000,
-};
+const backlog = { consumer: 'billing', stream: 'billing:{b}', group: 'g', status: 'ok' as const, ...SAMPLE_BACKLOG };
 
 const row = (extra: object): ConsumerOverview => ({ backlog: { ...backlog, ...extra }, ackedPerMinute: 0, lastRunAgoMs: undefined, samples: [] });
 const render = (consumer: ConsumerOverview) => renderOverview({ deployment: 'd', idleRecordSeconds: 300, consumers: [consumer], recentRuns: [] }, '/ops/runs');
