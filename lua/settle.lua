@@ -183,6 +183,32 @@ while i <= #ARGV do
   k = k + 1
 end
 
+-- True when `value` says this run is the key's only holder, holding exactly the ids
+-- ARGV[first..last] in that order, with nothing waiting and no time kept: then returning them
+-- frees the field, and the bytes say so without unpacking them (most returns, by far). The
+-- bytes compared: [[holder], 0] where holder = [token, lease end, ids...]; the lease end is one
+-- 9-byte msgpack number (a Redis ms time, past 2^32), which is not compared. Up to 13 ids
+-- keep the holder a fixarray (2 + 13 = 15 elements).
+local FLOW_FAST_IDS = 13
+local function flow_returns_all(value, token, first, last)
+  local n = last - first + 1
+  if not value or n < 1 or n > FLOW_FAST_IDS then return false end
+  local head = string.char(0x92, 0x91, 0x92 + n) .. cmsgpack.pack(token)
+  local tail = cmsgpack.pack(unpack(ARGV, first, last)) .. '\0'
+  if #value ~= #head + 9 + #tail then return false end
+  local ends = string.byte(value, #head + 1)
+  return (ends == 0xcf or ends == 0xcb) and string.sub(value, 1, #head) == head and string.sub(value, -#tail) == tail
+end
+
+-- A deferral among ARGV[first..last] that holds its key (a per-key rate limit's hold).
+local function flow_holds(hold, first, last)
+  if not hold then return false end
+  for j = first, last do
+    if delay_of[ARGV[j]] then return true end
+  end
+  return false
+end
+
 -- Flow leases, last: a dead-letter whose record fails aborts the script before this, so its
 -- entry stays pending under the run's holder (its key is not reopened beneath it).
 local lease_lost, ready = 0, 0
@@ -195,12 +221,19 @@ if flow_keys > 0 then
     local chunk = redis.call('HMGET', lease_key, unpack(keys, first, math.min(first + FLOW_WRITE_CHUNK - 1, #keys)))
     for j, value in ipairs(chunk) do values[first + j - 1] = value end
   end
-  for k, key in ipairs(keys) do
-    local first_id, last_id, first_queued, last_queued = unpack(flow_sections[k])
-    local state = flow_open(values[k], now, token, strict, stream, group, queue_key, key)
+  -- One key's state after the return, or nil when nothing of it changed: the fast path when
+  -- the bytes allow it, else decoded, the ids dropped from this run's holder (a holder left
+  -- with none goes), the ids to queue made heads, and the key made ready if its slot is free
+  -- while entries wait.
+  local function returned_state(value, key, first_id, last_id, first_queued, last_queued)
+    if last_queued < first_queued and not flow_holds(hold, first_id, last_id) and flow_returns_all(value, token, first_id, last_id) then
+      return { holders = {}, waiting = 0, tat = 0, hold = 0, now = now }
+    end
+    local state = flow_open(value, now, token, strict, stream, group, queue_key, key)
     local mine = flow_holder_of(state.holders, token)
     if mine == nil then
       lease_lost = lease_lost + 1
+      if not state.changed then return nil end
     else
       local holder = state.holders[mine]
       for j = first_id, last_id do
@@ -215,8 +248,12 @@ if flow_keys > 0 then
         if redis.call('XPENDING', stream, group, id, id, 1)[1] then state.waiting = state.waiting + flow_enqueue(queue_key, key, id, 'h') end
       end
     end
-    if (mine ~= nil or state.changed) and not states[key] then
-      if #state.holders < limit and state.waiting > 0 then ready = ready + flow_ready_add(ready_key, { key }) end
+    if #state.holders < limit and state.waiting > 0 then ready = ready + flow_ready_add(ready_key, { key }) end
+    return state
+  end
+  for k, key in ipairs(keys) do
+    local state = not states[key] and returned_state(values[k], key, unpack(flow_sections[k]))
+    if state then
       states[key] = state
       touched[#touched + 1] = key
     end

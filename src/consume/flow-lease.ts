@@ -28,8 +28,12 @@ export interface LeaseReturn {
   readonly strict: boolean;
   /** A deferral holds its key until its not-before (a per-key rate limit honours retryAfterMs). */
   readonly hold?: boolean;
-  /** Per key: the ids leaving the run's holder, and those of them to queue as heads (strict order). */
-  readonly keys: ReadonlyArray<{ readonly key: Uint8Array; readonly ids: readonly string[]; readonly queued: readonly string[] }>;
+  /**
+   * Per key: the key as sent (its bytes, or a string when every byte is ASCII: the same bytes,
+   * and a command of strings only is written by ioredis without converting every argument to a
+   * Buffer), the ids leaving the run's holder, and those of them to queue as heads (strict order).
+   */
+  readonly keys: ReadonlyArray<{ readonly key: Uint8Array | string; readonly ids: readonly string[]; readonly queued: readonly string[] }>;
 }
 
 /** The entry's flow key, its bytes as the claim script read them (the last `flow_key` field); undefined when none. */
@@ -51,6 +55,11 @@ function byteString(bytes: Uint8Array): string {
   let text = '';
   for (let at = 0; at < bytes.length; at += 4096) text += String.fromCharCode(...bytes.subarray(at, at + 4096));
   return text;
+}
+
+function isAscii(bytes: Uint8Array): boolean {
+  for (const byte of bytes) if (byte >= 0x80) return false;
+  return true;
 }
 
 /** settle.lua's flow section: `0`, or the count, the token, the limit, the order and each key with its ids and those to queue. */
@@ -114,14 +123,14 @@ export class RunLeases {
   }
 
   #returned(entries: ReadonlyArray<{ id: string; queue: boolean }>): LeaseReturn | undefined {
-    const byKey = new Map<string, { key: Uint8Array; ids: string[]; queued: string[] }>();
+    const byKey = new Map<string, { key: Uint8Array | string; ids: string[]; queued: string[] }>();
     for (const { id, queue } of entries) {
       const key = this.#admitted.get(id);
       if (key === undefined) continue;
       this.#admitted.delete(id);
       const name = byteString(key);
       let group = byKey.get(name);
-      if (group === undefined) byKey.set(name, (group = { key, ids: [], queued: [] }));
+      if (group === undefined) byKey.set(name, (group = { key: isAscii(key) ? name : key, ids: [], queued: [] }));
       group.ids.push(id);
       if (queue && this.#strict) group.queued.push(id);
     }

@@ -170,10 +170,11 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
 function flowCommands(lease: string | undefined) {
   if (lease === undefined) return [];
   const queue = flowQueueKey(lease);
-  return [command('HLEN', lease), command('ZCARD', queue), command('ZCARD', flowReadyKey(lease)), command('ZRANGE', queue, 0, FLOW_SAMPLE - 1)];
+  // HEXISTS: the hash's field '' is no key (lua/lib/flow-lease.lua keeps its encoding with it).
+  return [command('HLEN', lease), command('HEXISTS', lease, ''), command('ZCARD', queue), command('ZCARD', flowReadyKey(lease)), command('ZRANGE', queue, 0, FLOW_SAMPLE - 1)];
 }
 
-function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs: number, closedAlertMs: number | undefined): FlowBacklog {
+function flowBacklog([fields, encodingField, waiting, ready, sample]: RedisReply[], observedAtMs: number, closedAlertMs: number | undefined): FlowBacklog {
   const byKey = new Map<string, { head: { id: string; mark: string }; waiting: number }>();
   for (const member of asArray(sample, 'flow queue sample')) {
     if (!isBytes(member)) continue;
@@ -193,7 +194,7 @@ function flowBacklog([keys, waiting, ready, sample]: RedisReply[], observedAtMs:
   const all = [...byKey].map(([key, value]) => ({ mark: value.head.mark, state: state(key, value) }));
   const closedKeys = all.filter((k) => k.mark === 'h').map((k) => k.state);
   return {
-    keys: asInteger(keys, 'HLEN reply'),
+    keys: asInteger(fields, 'HLEN reply') - asInteger(encodingField, 'HEXISTS reply'),
     waiting: asInteger(waiting, 'ZCARD reply'),
     readyKeys: asInteger(ready, 'ZCARD reply'),
     closedKeys,

@@ -216,6 +216,29 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(rest.acked).toBe(40 - warmUp.acked - report.acked);
   });
 
+  it('keeps the lease hash a hashtable while keys are leased, frees a key its run returns whole by the bytes or by decoding, and leaves no hash', async () => {
+    const c = config('c');
+    const [a, b, d] = [await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' }), await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' }), await append(admin, stream, { event_id: 'd', payload: 'j:0', flow_key: 'j' })];
+    const e = await append(admin, stream, { event_id: 'e', payload: 'k:2', flow_key: 'k' });
+    const claim = await claimOnce(port, c, { fresh: 4, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
+    expect(claim.entries.map((entry) => entry.id)).toEqual([a, b, d, e]);
+    // A listpack hash finds a field by a scan; the field '' (no flow key) keeps it a hashtable, and the backlog does not count it.
+    expect(await admin.object('ENCODING', leaseKey())).toBe('hashtable');
+    expect(await admin.hlen(leaseKey())).toBe(3);
+    const entry = (id: string) => claim.entries.find((x) => x.id === id)!;
+    const settle = (keys: Array<{ key: string; ids: string[] }>) =>
+      exchange(port, c, {
+        settles: [settleCall(c, keys.flatMap(({ ids }) => ids.map((id) => ({ entry: entry(id), verdict: Verdicts.ack() }))), { token: 'T.', limit: 1, strict: false, keys: keys.map(({ key, ids }) => ({ key, ids, queued: [] })) })!],
+      });
+    // j's holder holds exactly what goes back (freed without decoding); k keeps b and e.
+    expect((await settle([{ key: 'k', ids: [a] }, { key: 'j', ids: [d] }])).settled[0]).toMatchObject({ acked: 2, leaseLost: 0 });
+    expect([await admin.hexists(leaseKey(), 'k'), await admin.hexists(leaseKey(), 'j')]).toEqual([1, 0]);
+    // The same ids in another order than the holder's do not match its bytes: decoded, and freed all the same.
+    expect((await settle([{ key: 'k', ids: [e, b] }])).settled[0]).toMatchObject({ acked: 2, leaseLost: 0 });
+    expect(await admin.exists(leaseKey())).toBe(0);
+    expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+  });
+
   it('keeps the slot of a handler that timed out (it may still run) until the lease ends', async () => {
     await appendKeyed(['k'], 2);
     const timedOut = createPoller({
