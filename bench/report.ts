@@ -131,11 +131,13 @@ export function printBackoffFigures(figures: Figures): void {
 /** `--flow`: what flow control costs (issue 27), median [min–max] over the repetitions. */
 export function printFlowFigures(figures: Figures, load: number[]): void {
   console.log(`\nflow control (issue 27): median [min–max] over the repetitions; load ${loadText(load)}`);
-  console.log('scenario'.padEnd(34) + 'entries/s'.padEnd(30) + 'Redis CPU µs/entry'.padEnd(30) + 'parked per handled');
+  console.log('scenario'.padEnd(34) + 'entries/s'.padEnd(30) + 'Redis CPU µs/entry'.padEnd(30) + 'Node CPU µs/entry'.padEnd(30) + 'parked per handled');
   for (const [name, runs] of figures) {
     const cpu = stat(runs.map((r) => r.redis?.cpuMicrosPerEntry ?? Number.NaN));
+    // Node's CPU (all its threads) per entry: where Redis and Node take turns, the two add up to the wall time.
+    const node = stat(runs.map((r) => r.extra?.nodeCpuMicrosPerEntry ?? Number.NaN));
     const parked = runs.some((r) => r.extra?.flowParked !== undefined) ? shown(stat(runs.map((r) => (r.extra?.flowParked ?? 0) / r.entries))) : '';
-    console.log(name.padEnd(34) + shown(stat(runs.map(eps))).padEnd(30) + shown(cpu).padEnd(30) + parked);
+    console.log(name.padEnd(34) + shown(stat(runs.map(eps))).padEnd(30) + shown(cpu).padEnd(30) + shown(node).padEnd(30) + parked);
   }
   console.log('');
   const ratios: Record<string, { value: Stat; target: Target }> = {

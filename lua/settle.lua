@@ -141,7 +141,9 @@ if flow_keys > 0 then
   for k = 1, flow_keys do
     local n = tonumber(ARGV[i + 1])
     local q = tonumber(ARGV[i + 2 + n])
-    flow_key_names[k], flow_sections[k] = ARGV[i], { i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q }
+    -- Flat, four per key (a table per key was garbage the script's GC steps paid for).
+    flow_key_names[k] = ARGV[i]
+    flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q
     i = i + 3 + n + q
   end
 end
@@ -190,10 +192,10 @@ end
 -- 9-byte msgpack number (a Redis ms time, past 2^32), which is not compared. Up to 13 ids
 -- keep the holder a fixarray (2 + 13 = 15 elements).
 local FLOW_FAST_IDS = 13
-local function flow_returns_all(value, token, first, last)
+local function flow_returns_all(value, packed_token, first, last)
   local n = last - first + 1
   if not value or n < 1 or n > FLOW_FAST_IDS then return false end
-  local head = string.char(0x92, 0x91, 0x92 + n) .. cmsgpack.pack(token)
+  local head = string.char(0x92, 0x91, 0x92 + n) .. packed_token
   local tail = cmsgpack.pack(unpack(ARGV, first, last)) .. '\0'
   if #value ~= #head + 9 + #tail then return false end
   local ends = string.byte(value, #head + 1)
@@ -215,19 +217,22 @@ local lease_lost, ready = 0, 0
 if flow_keys > 0 then
   local token, limit, strict, hold = ARGV[flow_at], tonumber(ARGV[flow_at + 1]), ARGV[flow_at + 2] == '1', ARGV[flow_at + 3] == '1'
   local now = tonumber(server_now_ms())
+  local packed_token = cmsgpack.pack(token)
   local keys = flow_key_names
   local values, states, touched = {}, {}, {}
   for first = 1, #keys, FLOW_WRITE_CHUNK do
     local chunk = redis.call('HMGET', lease_key, unpack(keys, first, math.min(first + FLOW_WRITE_CHUNK - 1, #keys)))
-    for j, value in ipairs(chunk) do values[first + j - 1] = value end
+    if first == 1 then values = chunk else for j, value in ipairs(chunk) do values[first + j - 1] = value end end
   end
+  -- The state of every key freed by its bytes: one table, never changed (flow_store_all drops its field).
+  local freed = { holders = {}, waiting = 0, tat = 0, hold = 0, now = now }
   -- One key's state after the return, or nil when nothing of it changed: the fast path when
   -- the bytes allow it, else decoded, the ids dropped from this run's holder (a holder left
   -- with none goes), the ids to queue made heads, and the key made ready if its slot is free
   -- while entries wait.
   local function returned_state(value, key, first_id, last_id, first_queued, last_queued)
-    if last_queued < first_queued and not flow_holds(hold, first_id, last_id) and flow_returns_all(value, token, first_id, last_id) then
-      return { holders = {}, waiting = 0, tat = 0, hold = 0, now = now }
+    if last_queued < first_queued and not flow_holds(hold, first_id, last_id) and flow_returns_all(value, packed_token, first_id, last_id) then
+      return freed
     end
     local state = flow_open(value, now, token, strict, stream, group, queue_key, key)
     local mine = flow_holder_of(state.holders, token)
@@ -252,7 +257,7 @@ if flow_keys > 0 then
     return state
   end
   for k, key in ipairs(keys) do
-    local state = not states[key] and returned_state(values[k], key, unpack(flow_sections[k]))
+    local state = not states[key] and returned_state(values[k], key, unpack(flow_sections, 4 * k - 3, 4 * k))
     if state then
       states[key] = state
       touched[#touched + 1] = key

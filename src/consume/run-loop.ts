@@ -3,7 +3,9 @@
  *
  * While round N is handled, one exchange beside it carries the settle of round N−1 and the
  * claim of round N+1, so Redis works while Node handles, and a steady round costs one round
- * trip. Every exchange goes through one codec (exchange.ts): what was sent, and what came
+ * trip. A flow run over TCP sends round N's settle on its own once N is decided, behind that
+ * exchange (`#settling`, landed before anything else goes out): two round trips, and Redis
+ * returns the leases while Node lands the claim. Every exchange goes through one codec (exchange.ts): what was sent, and what came
  * back part by part — settled, claimed, taken despite an error.
  *
  * The state a stop needs is kept in fields as the run goes, never worked out again: the
@@ -123,6 +125,12 @@ export class RunLoop {
   #failure: unknown;
   #failed = false;
 
+  /**
+   * A round's settle sent on its own as soon as the round was decided, behind the exchange
+   * beside it on the same connection (flow runs over TCP: see #settlesEarly). It is landed
+   * before anything else is sent, and by the stop path.
+   */
+  #settling: { readonly round: Unsettled; readonly outcome: Promise<ExchangeOutcome> } | undefined;
   /** The exchange out beside the round being handled (it never rejects). */
   #beside: { readonly outcome: Promise<ExchangeOutcome>; readonly carried: Unsettled | undefined; readonly ahead: PlannedClaim | undefined } | undefined;
   #decidedRounds = 0;
@@ -189,6 +197,7 @@ export class RunLoop {
 
   /** Handles one batch while the exchange beside it settles the previous round and claims the next; the next batch, or undefined to stop. */
   async #round(batch: Batch): Promise<Batch | undefined> {
+    await this.#landSettling();
     const startedAt = this.#deps.now();
     const { claim } = batch;
     const carried = this.#takeCarried();
@@ -212,19 +221,41 @@ export class RunLoop {
       startedAt,
       unstarted: decided.unstarted,
     };
-    this.#current = current;
+    const early = beside !== undefined && this.#settlesEarly(current);
+    if (early) this.#settling = { round: current, outcome: exchange(this.#port, this.#config, { settles: [current.settle!] }) };
+    else this.#current = current;
 
     if (beside !== undefined) await this.#landBeside();
     if (this.#mustStop(claim)) return undefined;
 
-    // The run goes on: the round just decided is carried into the next exchange.
+    // The run goes on: the round just decided is carried into the next exchange (unless its settle went out already).
     this.#current = undefined;
-    this.#carried = current;
+    if (!early) this.#carried = current;
     const next = this.#ahead;
     this.#ahead = undefined;
     if (next !== undefined) return next;
     if (this.#options.mode === 'continuous' && readShort(claim)) return this.#idle();
     return this.#claimAfter();
+  }
+
+  /**
+   * A flow run over TCP sends a decided round's settle at once, behind the exchange beside
+   * the round (one connection keeps their order): Redis returns the round's leases while Node
+   * lands that exchange, instead of after it with the next claim. The lease work makes a flow
+   * settle several times a plain one's, and Redis and Node otherwise took turns. REST keeps
+   * one exchange (two HTTP requests need not arrive in order), as does a round cut by a stop
+   * (its unstarted entries go with the stop path's release).
+   */
+  #settlesEarly(round: Unsettled): boolean {
+    return this.#leases !== undefined && this.#metered.transport === 'tcp' && round.settle !== undefined && round.unstarted.length === 0;
+  }
+
+  /** The answer to a settle sent on its own: its round is reported, or carried to the final settle when it failed (a replay is idempotent). */
+  async #landSettling(): Promise<void> {
+    const settling = this.#settling;
+    if (settling === undefined) return;
+    this.#settling = undefined;
+    this.#landSettles([settling.round], await settling.outcome);
   }
 
   /** The carried round, if its settle is still to send; one with nothing to settle is reported at once. */
@@ -238,6 +269,7 @@ export class RunLoop {
 
   /** Settle the carried round and claim the next batch in one round trip. */
   async #claimAfter(): Promise<Batch | undefined> {
+    await this.#landSettling();
     const carried = this.#takeCarried();
     const next = this.#planClaim(0, this.#wholeRoom(this.#freshRead()));
     if (next === undefined) return undefined;
@@ -286,6 +318,7 @@ export class RunLoop {
    * carried round is settled. An abort ends the wait at once.
    */
   async #idle(): Promise<Batch | undefined> {
+    await this.#landSettling();
     const carried = this.#takeCarried();
     if (carried !== undefined) {
       const outcome = await this.#send({ settles: [carried.settle!] });
@@ -452,6 +485,7 @@ export class RunLoop {
    * the report, or the first failure with the report attached.
    */
   async #finish(): Promise<RunReport> {
+    await this.#landSettling();
     const now = this.#deps.now();
     const rounds = [this.#carried, this.#current].filter((round): round is Unsettled => round !== undefined);
     const ahead = this.#ahead === undefined ? { unstarted: [], held: [] } : sortUnstarted(this.#deps, this.#ahead.claim.entries, this.#heldKeys);

@@ -19,7 +19,8 @@ import { createProcessor, rawPayload } from '../../src/consume/processor';
 import { decodeText } from '../../src/ground/text';
 import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
-import type { RunReport } from '../../src/consume/report';
+import type { RoundReport, RunReport } from '../../src/consume/report';
+import { Rejection } from '../../src/verdict/verdict';
 import { runReportOf } from '../../src/consume/run';
 import { Verdicts } from '../../src/verdict/verdict';
 import { clientKinds, type ClientKind } from '../support/clients';
@@ -237,6 +238,46 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect((await settle([{ key: 'k', ids: [e, b] }])).settled[0]).toMatchObject({ acked: 2, leaseLost: 0 });
     expect(await admin.exists(leaseKey())).toBe(0);
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+  });
+
+  it('sends a decided round\'s settle on its own over TCP, behind the claim beside the round; every round is reported in order with its acks', async () => {
+    const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+    await appendKeyed(keys, 6);
+    const metered = meterPort(port);
+    const rounds: RoundReport[] = [];
+    const poller = createPoller({ port: metered, config: config('c'), process: createProcessor(rawPayload, () => 'committed') });
+    const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
+    expect(report).toMatchObject({ acked: 60, handled: 60, flowLeaseLost: 0, flowParked: 0 });
+    expect(rounds.map((r) => r.acked)).toEqual(rounds.map((r) => r.handled));
+    // Steady rounds (a claim beside each): over TCP the settle goes out on its own, pipelined
+    // (Redis returns the leases while the claim's reply is landed); over REST two requests
+    // need not arrive in order, so settle and claim share one.
+    const steady = rounds.slice(2).filter((r) => r.handled === 10).map((r) => r.roundTrips);
+    expect(steady.length).toBeGreaterThan(0);
+    expect(new Set(steady)).toEqual(new Set([port.transport === 'tcp' ? 2 : 1]));
+    expect(await admin.exists(leaseKey())).toBe(0);
+  });
+
+  it('carries a round whose settle, sent on its own, failed to the final settle: committed entries acked, the batch claimed ahead released', async () => {
+    const ids = [...(await appendKeyed(Array.from({ length: 20 }, (_, i) => `k${i}`), 1)).values()];
+    // The DLT key holds a string: the settle of a round with a dead-letter fails (WRONGTYPE).
+    await admin.set(config('c').keys.dlt, 'not a stream');
+    const poller = createPoller({
+      port,
+      config: config('c', { batch: 5, minIdleMs: 10_000 }),
+      process: createProcessor(rawPayload, ({ payload }) => {
+        if (decodeText(payload) === 'k6:0') throw new Rejection('bad_input');
+        return 'committed' as const;
+      }),
+    });
+    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/settle/);
+    const rows = await pendingRows(admin, stream, 'g');
+    // Acks go first in a settle: every handled entry but the rejected one is acked.
+    const handled = rows.filter((row) => row.deliveries > 0).map((row) => row.id);
+    expect(handled).toEqual([ids[6]]);
+    // Whatever was claimed and never started went back: no delivery counted, due at once.
+    for (const row of rows.filter((r) => r.deliveries === 0)) expect(row.idleMs).toBeGreaterThanOrEqual(10_000);
+    expect(rows.length).toBeGreaterThan(1);
   });
 
   it('keeps the slot of a handler that timed out (it may still run) until the lease ends', async () => {
