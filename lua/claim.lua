@@ -108,7 +108,7 @@
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
            fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh,
-           rate_limited, fresh_asked, ready_more }
+           rate_limited, fresh_asked, ready_more, parked_limited }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
     deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
@@ -137,6 +137,8 @@
                      the ready keys took of it (a read shorter than this found the stream's end)
     ready_more       1 when this claim served ready keys or made keys ready and some are still
                      ready: the next claim has entries to serve (a drain goes on), else 0
+    parked_limited   of the parked, those whose key's rate limit had no room (or a handler's
+                     hold kept the key), at its front or queued behind: waiting on a limit
 
   Rate limit (SPEC §5.7, with T > 0): GCRA on the Redis clock, one theoretical arrival time
   (TAT) per group in KEYS[12]. Before anything is read, the room is how many entries may start
@@ -696,7 +698,7 @@ if fresh_mode == 'lua' and fresh_via == 'none' and fresh_count > 0 then
 end
 
 -- ---- 3. flow leases: admit each keyed entry under its key's lease, or park it (see the header)
-local parked, parked_fresh = 0, 0
+local parked, parked_fresh, parked_limited = 0, 0, 0
 
 -- The flow key of each entry ('' = none): the last flow_key field, the value the client reads.
 local function flow_keys_of(entries)
@@ -770,6 +772,9 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     -- Over the key's rate limit: due when its bucket has room (then the cursor pass takes it).
     local due = limited and key_room_at(state) or flow_free_at(state) or expires
     if limited then saw_due_at(due) end
+    -- Waiting on a limit: its key's bucket (or a handler's hold) has no room, whether this entry
+    -- reached the key's front or queued behind an entry that did.
+    if limited or not key_has_room(state, now) then parked_limited = parked_limited + 1 end
     not_before[#not_before + 1] = id
     not_before[#not_before + 1] = string.format('%d', due)
     return false
@@ -829,5 +834,5 @@ if ready_served + ready_added > 0 and redis.call('ZCARD', ready_key) > 0 then re
 
 return {
   next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved,
-  parked, parked_fresh, rate_limited, fresh_via == 'none' and 0 or fresh_count, ready_more,
+  parked, parked_fresh, rate_limited, fresh_via == 'none' and 0 or fresh_count, ready_more, parked_limited,
 }

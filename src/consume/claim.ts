@@ -86,6 +86,8 @@ export interface ClaimResult {
   readonly flowParked?: number;
   /** Of those, fresh ones: the read got that many more than `entries` shows. */
   readonly flowParkedFresh?: number;
+  /** Of those, entries whose key's rate limit had no room or a hold kept it (front or queued behind): waiting on a limit. */
+  readonly flowParkedLimited?: number;
   /** The rate limit let this claim take fewer entries than it asked for (config rateLimit). */
   readonly rateLimited?: boolean;
   /** Flow keys are still ready after this claim served or made some: the next claim has entries to serve. */
@@ -220,7 +222,7 @@ function readThroughGate(script: RedisReply | undefined): boolean {
  * its entries, if any, are in the script's reply.
  */
 function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
-  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh, rateLimited, freshAsked, readyMore] = asArray(script, 'claim reply');
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh, rateLimited, freshAsked, readyMore, parkedLimited] = asArray(script, 'claim reply');
   const counts = asArray(countList, 'claim delivery counts');
   const idles = asArray(idleList, 'claim idle times');
   const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true).map(
@@ -246,6 +248,7 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     scheduledMoved: asInteger(moved, 'claim scheduled moved'),
     flowParked: asInteger(parked, 'claim flow parked'),
     flowParkedFresh: asInteger(parkedFresh, 'claim flow parked fresh'),
+    flowParkedLimited: asInteger(parkedLimited, 'claim flow parked limited'),
     rateLimited: asInteger(rateLimited, 'claim rate limited') === 1,
     flowReadyMore: asInteger(readyMore, 'claim flow ready more') === 1,
   };

@@ -52,8 +52,9 @@ export function flowOrderingKey(entry: StreamEntry): string | undefined {
 }
 
 function byteString(bytes: Uint8Array): string {
+  // apply, not spread: spreading a typed array walks its iterator (a profile's top flow cost in Node).
   let text = '';
-  for (let at = 0; at < bytes.length; at += 4096) text += String.fromCharCode(...bytes.subarray(at, at + 4096));
+  for (let at = 0; at < bytes.length; at += 4096) text += String.fromCharCode.apply(null, bytes.subarray(at, at + 4096) as unknown as number[]);
   return text;
 }
 

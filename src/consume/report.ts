@@ -34,6 +34,12 @@ export interface RoundReport {
    * other runs as its limit allows (SPEC §5.7): pending, back when a slot frees.
    */
   readonly flowParked: number;
+  /**
+   * Of flowParked, entries parked while their key's own rate limit (`rateLimit.key: 'flow'`)
+   * had no room or a handler's deferral held the key — at the key's front or queued behind it:
+   * waiting on a limit, not on a busy key.
+   */
+  readonly flowParkedLimited: number;
   /** Flow keys whose lease this run had lost by the time it gave them back (it outlived its lease): an alarm. */
   readonly flowLeaseLost: number;
   /** Dead-letters for failed origin checks (subset of deadLettered). */
@@ -76,6 +82,7 @@ export const EMPTY_ROUND: RoundReport = Object.freeze({
   deletedPending: 0,
   scheduledMoved: 0,
   flowParked: 0,
+  flowParkedLimited: 0,
   flowLeaseLost: 0,
   authRejected: 0,
   handled: 0,
@@ -100,6 +107,7 @@ export const COUNTERS = [
   'deletedPending',
   'scheduledMoved',
   'flowParked',
+  'flowParkedLimited',
   'flowLeaseLost',
   'authRejected',
   'handled',

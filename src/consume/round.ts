@@ -112,8 +112,8 @@ function isHeld(key: OrderingKey, held: ReadonlySet<string>): boolean {
  * second record. Retained and auth rejections come from the verdicts (Redis sees neither).
  */
 /** The counters a claim contributes to a report: what it did to the PEL, its cursor and the schedule. */
-export type ClaimCounters = Pick<RoundReport, 'reclaimed' | 'deletedPending' | 'cursorResets' | 'scheduledMoved' | 'flowParked'>;
-type CountedClaim = Pick<ClaimResult, 'reclaimed' | 'deletedIds' | 'cursorNote' | 'scheduledMoved' | 'flowParked'>;
+export type ClaimCounters = Pick<RoundReport, 'reclaimed' | 'deletedPending' | 'cursorResets' | 'scheduledMoved' | 'flowParked' | 'flowParkedLimited'>;
+type CountedClaim = Pick<ClaimResult, 'reclaimed' | 'deletedIds' | 'cursorNote' | 'scheduledMoved' | 'flowParked' | 'flowParkedLimited'>;
 
 /** `counters` plus what `claim` did (a claimed-ahead batch given back unstarted still counts). */
 export function withClaim<T extends ClaimCounters>(counters: T, claim: CountedClaim | undefined): T {
@@ -125,6 +125,7 @@ export function withClaim<T extends ClaimCounters>(counters: T, claim: CountedCl
     cursorResets: counters.cursorResets + (claim.cursorNote === undefined ? 0 : 1),
     scheduledMoved: counters.scheduledMoved + (claim.scheduledMoved ?? 0),
     flowParked: counters.flowParked + (claim.flowParked ?? 0),
+    flowParkedLimited: counters.flowParkedLimited + (claim.flowParkedLimited ?? 0),
   };
 }
 
@@ -159,6 +160,7 @@ export function roundReport(
     deletedPending: 0,
     scheduledMoved: 0,
     flowParked: 0,
+    flowParkedLimited: 0,
     flowLeaseLost: settled.leaseLost ?? 0,
     authRejected,
     handled: decided.handled,

@@ -59,7 +59,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
       handle: (text) => flight.handle(text.split(':')[0]!, text, workMs),
       done,
     });
-  const sum = (reports: readonly RunReport[], field: 'flowParked' | 'flowLeaseLost' | 'acked') => reports.reduce((total, r) => total + r[field], 0);
+  const sum = (reports: readonly RunReport[], field: 'flowParked' | 'flowParkedLimited' | 'flowLeaseLost' | 'acked') => reports.reduce((total, r) => total + r[field], 0);
 
   it('never has two handlers of one key in flight across 4 concurrent runs with limit 1, and handles every entry once', async () => {
     const keys = ['k0', 'k1', 'k2', 'k3', 'k4'];
@@ -74,6 +74,8 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     }
     // The runs did contend: entries were parked behind a busy key, and none lost its lease.
     expect(sum(reports, 'flowParked')).toBeGreaterThan(0);
+    // Parked behind a busy key, never on a limit (there is none).
+    expect(sum(reports, 'flowParkedLimited')).toBe(0);
     expect(sum(reports, 'flowLeaseLost')).toBe(0);
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
     expect(await admin.exists(leaseKey())).toBe(0);

@@ -37,7 +37,7 @@ describe.each(clientKinds)('rate limit per flow key over $name', (kind: ClientKi
     const starts = new Map<string, number[]>([['A', []], ['B', []]]);
     const order = new Map<string, number[]>([['A', []], ['B', []]]);
     const began = performance.now();
-    await runFleet({
+    const reports = await runFleet({
       connect: () => kind.connect(),
       configs: [config('c1', { rateLimit: rate }), config('c2', { rateLimit: rate })],
       handle: async (text) => {
@@ -65,6 +65,10 @@ describe.each(clientKinds)('rate limit per flow key over $name', (kind: ClientKi
     // The keys went side by side, not one after the other (that would take 2 s and more).
     expect(elapsed).toBeLessThan(1_900);
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+    // The reports tell entries waiting on their key's limit from those behind a busy key.
+    const limited = reports.reduce((n, r) => n + r.flowParkedLimited, 0);
+    expect(limited).toBeGreaterThan(0);
+    expect(limited).toBeLessThanOrEqual(reports.reduce((n, r) => n + r.flowParked, 0));
   }, 20_000);
 
   it('holds a key for its handler’s retryAfterMs: no later entry of the key starts before, other keys go on', async () => {
@@ -74,7 +78,7 @@ describe.each(clientKinds)('rate limit per flow key over $name', (kind: ClientKi
     const startedAt = new Map<string, number>();
     let deferredAt = 0;
     let attempts = 0;
-    await runFleet({
+    const reports = await runFleet({
       connect: () => kind.connect(),
       configs: [config('c1', { rateLimit: rate, retry: { backoff: 'fixed', baseMs: 1_500 } })],
       handle: async (text) => {
@@ -96,5 +100,7 @@ describe.each(clientKinds)('rate limit per flow key over $name', (kind: ClientKi
     // (1.5 s), after which they would start without it; B did not wait.
     for (const later of ['A:1', 'A:2']) expect(startedAt.get(later)! - deferredAt, later).toBeGreaterThanOrEqual(2_900);
     for (const other of ['B:0', 'B:1', 'B:2']) expect(startedAt.get(other)! - deferredAt, other).toBeLessThan(500);
+    // A:1 and A:2 were parked on the hold: counted as waiting on a limit.
+    expect(reports.reduce((n, r) => n + r.flowParkedLimited, 0)).toBeGreaterThanOrEqual(2);
   }, 20_000);
 });
