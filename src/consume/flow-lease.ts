@@ -14,6 +14,7 @@ import { Fields, type StreamEntry } from '../entry/entry';
 import type { RedisArg } from '../redis/port';
 import type { FlowLeasePlan } from './claim';
 import type { Verdict } from '../verdict/verdict';
+import { MsgpackReader, readArrayLength, readNumber, skipValue } from '../ground/msgpack';
 
 /** A decided entry (settle.ts's Decision, which imports this module). */
 interface Decided {
@@ -152,4 +153,19 @@ export function parseQueueMember(member: Uint8Array): { key: Uint8Array; id: str
   const mark = text(member.length - 1, member.length);
   if (padded === null || member[5 + length] !== 0x7c || (mark !== 'p' && mark !== 'h')) return undefined;
   return { key: member.subarray(5, 5 + length), id: `${BigInt(padded[1]!)}-${BigInt(padded[2]!)}`, mark };
+}
+
+/**
+ * The rate times of a key's lease state (a lease hash value, lua/lib/flow-lease.lua
+ * flow_decode: `{ holders, waiting[, tat, hold] }`): its bucket's theoretical arrival time and
+ * a handler's hold, Redis ms — 0 when absent or unreadable, as the scripts read them.
+ */
+export function leaseTimes(value: Uint8Array): { readonly tat: number; readonly hold: number } {
+  const none = { tat: 0, hold: 0 };
+  const reader = new MsgpackReader(value);
+  const length = readArrayLength(reader);
+  if (length === undefined || length < 4 || !skipValue(reader) || !skipValue(reader)) return none;
+  const tat = readNumber(reader);
+  const hold = readNumber(reader);
+  return tat === undefined || hold === undefined ? none : { tat, hold };
 }

@@ -12,7 +12,10 @@ import { duration, escapeHtml, table } from './html';
 import { lastRunAt, readConsumerHistory, type Sample } from './read-history';
 import { IDLE_RECORD_SECONDS } from '../deployment/schema';
 import { runsTable } from './runs';
-import { DUE_SAMPLE } from '../probes/backlog';
+import { DUE_SAMPLE, type Backlog } from '../probes/backlog';
+
+/** Keys the flow table names as waiting on a limit (the probe's sample may hold more). */
+const LIMITED_KEYS_SHOWN = 5;
 
 /** Throughput is the acks of the samples within this window, per minute. */
 export const THROUGHPUT_WINDOW_MS = 5 * 60_000;
@@ -74,19 +77,30 @@ function nextDue(b: { nextDueInMs?: number; dueNow?: number }): string {
 }
 
 /**
- * Flow control (SPEC §5.7), for consumers with keys leased or waited on: the keys closed behind
- * a head (strict order) with the head's id and age, and the busiest keys of the probe's sample.
+ * Flow control (SPEC §5.7), for consumers with keys leased or waited on or a full rate limit:
+ * the keys closed behind a head (strict order) with the head's id and age, the busiest keys of
+ * the probe's sample, and what waits on a rate limit or a handler's hold.
  */
 function flowTable(consumers: readonly ConsumerOverview[]): string {
   const rows = consumers.flatMap(({ backlog: b }) => {
-    if (b.status !== 'ok' || b.flow === undefined || (b.flow.keys === 0 && b.flow.waiting === 0)) return [];
+    if (b.status !== 'ok' || b.flow === undefined) return [];
+    const groupFull = (b.rateLimitRoomInMs ?? 0) > 0;
+    if (b.flow.keys === 0 && b.flow.waiting === 0 && !groupFull) return [];
     const stuck = b.flow.closedOverAge > 0 ? `${b.flow.closedOverAge} past flow.closedAlertMs (stuck?) — ` : '';
     const closed = stuck + b.flow.closedKeys.map((k) => `${k.key}: head ${k.headId}, ${duration(k.headAgeMs)}, ${k.waiting} waiting`).join('; ');
     const busiest = b.flow.busiestKeys.map((k) => `${k.key} (${k.waiting})`).join(', ');
-    return [[b.consumer, b.flow.keys, b.flow.waiting, b.flow.readyKeys, closed || '—', busiest || '—']];
+    return [[b.consumer, b.flow.keys, b.flow.waiting, b.flow.readyKeys, closed || '—', busiest || '—', waitingOnLimit(b)]];
   });
   if (rows.length === 0) return '';
-  return `<h2>Flow control</h2>${table(['consumer', 'keys leased or waited on', 'entries waiting', 'ready keys', 'closed keys (strict order)', 'busiest keys'], rows, '')}`;
+  return `<h2>Flow control</h2>${table(['consumer', 'keys leased or waited on', 'entries waiting', 'ready keys', 'closed keys (strict order)', 'busiest keys', 'waiting on a limit'], rows, '')}`;
+}
+
+/** The group's full bucket, or the sampled keys whose own limit or hold has no room, with when it frees. */
+function waitingOnLimit(b: Pick<Backlog, 'flow' | 'rateLimitRoomInMs'>): string {
+  const group = (b.rateLimitRoomInMs ?? 0) > 0 ? `group limit full, room in ${duration(b.rateLimitRoomInMs!)}` : '';
+  const limited = b.flow?.limitedKeys ?? [];
+  const keys = limited.length === 0 ? '' : `${b.flow!.waitingOnLimit} entries: ${limited.slice(0, LIMITED_KEYS_SHOWN).map((k) => `${k.key} (${k.waiting}, room in ${duration(k.roomInMs)})`).join(', ')}`;
+  return [group, keys].filter((part) => part !== '').join('; ') || '—';
 }
 
 /** `runsHref`: the runs page, which lists idle runs and filters too. */

@@ -4,7 +4,7 @@
  * deployment whose first poll has not run yet is healthy. Shared by the CLI, the status page
  * and the dashboard.
  */
-import { closedAlertMsOf } from '../consume/config';
+import { closedAlertMsOf, rateSpacing } from '../consume/config';
 import type { ConsumerPlan } from './define-config';
 import { errorCode, type RedisCommandError } from '../ground/errors';
 import type { RedisPort } from '../redis/port';
@@ -15,10 +15,18 @@ export type ConsumerBacklog =
   | { readonly consumer: string; readonly stream: string; readonly group: string; readonly status: 'no_group' };
 
 export async function consumerBacklog(port: RedisPort, plan: ConsumerPlan): Promise<ConsumerBacklog> {
-  const { stream, group, keys, minIdleMs, retry } = plan.config;
+  const { stream, group, keys, minIdleMs, retry, rateLimit } = plan.config;
   const base = { consumer: plan.name, stream, group };
   try {
-    const target = { stream, group, dlt: keys.dlt, due: { minIdleMs, retry, deferKey: keys.defer }, flowLease: keys.flowLease, flowClosedAlertMs: closedAlertMsOf(plan.config) };
+    const target = {
+      stream,
+      group,
+      dlt: keys.dlt,
+      due: { minIdleMs, retry, deferKey: keys.defer },
+      flowLease: keys.flowLease,
+      flowClosedAlertMs: closedAlertMsOf(plan.config),
+      ...(rateLimit === undefined ? {} : { rateLimit: { toleranceMs: rateSpacing(rateLimit).toleranceMs, perKey: rateLimit.key === 'flow' } }),
+    };
     return { ...base, status: 'ok', ...(await probeBacklog(port, target)) };
   } catch (error) {
     const reply = errorCode(error) === 'REDIS_COMMAND_FAILED' ? (error as RedisCommandError).reply : '';

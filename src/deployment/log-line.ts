@@ -49,6 +49,8 @@ const OTHER_COUNTERS = [
   'consumers',
   'lag',
   'flowClosedOverAge',
+  'flowWaitingOnLimit',
+  'rateLimitRoomInMs',
   // relay
   'passes',
   'published',

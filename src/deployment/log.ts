@@ -93,9 +93,10 @@ const CLOSED_KEYS_NAMED = 5;
 
 /**
  * The backlog probe of one consumer (msg `backlog`): pending, oldest pending age, lag,
- * dead letters, and with flow control the keys closed past their alert age. No pending
- * entries reads as age 0; an unknown lag is left out, not zeroed. A key closed past its alert
- * age makes the line a warning naming the oldest ones (a stuck saga instance, SPEC §5.7).
+ * dead letters, and with flow control the keys closed past their alert age and the entries
+ * waiting on a limit. No pending entries reads as age 0; an unknown lag is left out, not
+ * zeroed. A key closed past its alert age makes the line a warning naming the oldest ones (a
+ * stuck saga instance, SPEC §5.7).
  */
 export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): string {
   const flow = backlog.flow;
@@ -107,7 +108,14 @@ export function backlogLogLine(backlog: Backlog, options: BacklogLineOptions): s
     ...(backlog.lag === null ? {} : { lag: backlog.lag }),
     ...(flow === undefined ? {} : { flowClosedOverAge: flow.closedOverAge }),
   };
-  const counters = { ...metrics, oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0 };
+  // Sampled figures, in the line but no metric: entries of keys waiting on their own limit, and
+  // when a group-wide limit next has room.
+  const counters = {
+    ...metrics,
+    oldestPendingDeliveries: backlog.oldestPendingDeliveries ?? 0,
+    ...(flow === undefined ? {} : { flowWaitingOnLimit: flow.waitingOnLimit }),
+    ...(backlog.rateLimitRoomInMs === undefined ? {} : { rateLimitRoomInMs: backlog.rateLimitRoomInMs }),
+  };
   if (flow === undefined || flow.closedOverAge === 0) return backlogLine(options, counters, Object.keys(metrics) as CounterField[]);
   // The keys past the alert age are the oldest closed ones: name those, and no younger one.
   const oldest = [...flow.closedKeys].sort((a, b) => b.headAgeMs - a.headAgeMs).slice(0, Math.min(CLOSED_KEYS_NAMED, flow.closedOverAge));

@@ -17,18 +17,24 @@
  * how many keys are ready, and from the first FLOW_SAMPLE queue members (id order per key, in
  * key order): the keys closed behind a head (strict order) with the head's id and age, and the
  * busiest keys of the sample.
+ *
+ * Entries waiting on a limit (SPEC §5.7), when the target names the consumer's rate limit: a
+ * group-wide limit's bucket is read in the first round trip (when it next has room); with a
+ * per-key limit, the lease states of the sampled keys are read in the second (beside the
+ * deferrals), and a key whose bucket or handler's hold has no room counts its sampled entries
+ * as waiting on a limit.
  */
 import { entryIdMillis } from '../entry/entry';
 import { ReplyShapeError } from '../ground/errors';
 import { deriveStreamKeys } from '../entry/keys';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
-import { decodeText } from '../ground/text';
+import { decodeText, surrogateEscapedText } from '../ground/text';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import { runOperations } from '../redis/script';
 import { scheduleKeys } from '../entry/schedule-keys';
 import { dueAtMs, type RetryPolicy } from '../consume/retry';
-import { flowQueueKey, flowReadyKey } from '../entry/keys';
-import { parseQueueMember } from '../consume/flow-lease';
+import { flowQueueKey, flowRateKey, flowReadyKey } from '../entry/keys';
+import { leaseTimes, parseQueueMember } from '../consume/flow-lease';
 
 /** Queue members the flow part reads (closed and busiest keys come from them). */
 export const FLOW_SAMPLE = 200;
@@ -57,6 +63,11 @@ export interface BacklogTarget {
   readonly flowLease?: string;
   /** A closed key whose head is older than this is counted in `flow.closedOverAge` (config flow.closedAlertMs). */
   readonly flowClosedAlertMs?: number;
+  /**
+   * The consumer's rate limit (config rateLimit, with flowLease): its burst tolerance as the
+   * claim script applies it (rateSpacing), and whether each flow key has its own bucket.
+   */
+  readonly rateLimit?: { readonly toleranceMs: number; readonly perKey: boolean };
 }
 
 /** A key's entries waiting in its queue (SPEC §5.7). */
@@ -69,6 +80,12 @@ export interface FlowKeyState {
   readonly headAgeMs: number;
   /** Its entries in the sample. */
   readonly waiting: number;
+}
+
+/** A key whose own rate limit or a handler's hold (retryAfterMs) lets none of its entries start yet. */
+export interface FlowLimitedKey extends FlowKeyState {
+  /** When it next has room, ms from the probe (Redis clock). */
+  readonly roomInMs: number;
 }
 
 export interface FlowBacklog {
@@ -84,6 +101,10 @@ export interface FlowBacklog {
   readonly closedOverAge: number;
   /** The keys with the most waiting entries in the sample, most first. */
   readonly busiestKeys: readonly FlowKeyState[];
+  /** Sampled keys waiting on their own rate limit or a hold (per-key rate limit only), soonest room first. */
+  readonly limitedKeys: readonly FlowLimitedKey[];
+  /** Their entries in the sample: waiting on a limit, not on a busy key or their turn. */
+  readonly waitingOnLimit: number;
 }
 
 export interface Backlog {
@@ -119,6 +140,11 @@ export interface Backlog {
   readonly dueNow?: number;
   /** Flow control's state (with `flowLease` in the target). */
   readonly flow?: FlowBacklog;
+  /**
+   * A group-wide rate limit (target rateLimit, not per key): ms until its bucket has room for
+   * the next start, 0 when it has room now. Entries waiting meanwhile are the lag and the due.
+   */
+  readonly rateLimitRoomInMs?: number;
 }
 
 /** Throws (NOGROUP) when the group does not exist; readiness reports that case. */
@@ -137,10 +163,12 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     command('ZRANGE', schedule, 0, 0, 'WITHSCORES'),
     ...(target.due === undefined ? [] : [command('EXISTS', target.due.deferKey)]),
     ...flowCommands(target.flowLease),
+    ...groupRateCommands(target),
   ]);
   const [summary, oldestRows, groups, streamLength, dltLength, time, scheduled, head] = replies;
   const deferrals = target.due === undefined ? undefined : replies[8];
-  const flowReplies = replies.slice(target.due === undefined ? 8 : 9);
+  const flowReplies = replies.slice(target.due === undefined ? 8 : 9, replies.length - groupRateCommands(target).length);
+  const groupRate = groupRateCommands(target).length === 0 ? undefined : replies[replies.length - 1];
   const scheduleHead = asArray(head, 'schedule head')[1];
   const info = groupInfo(groups, group);
   const [seconds, micros] = asArray(time, 'TIME reply');
@@ -149,6 +177,10 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
   const oldestRow = oldest === undefined ? undefined : asArray(oldest, 'XPENDING row');
   const oldestPendingId = oldestRow === undefined ? undefined : asText(oldestRow[0], 'pending id');
   const oldestMs = oldestPendingId === undefined ? undefined : entryIdMillis(oldestPendingId);
+  const [due, flow] = await Promise.all([
+    target.due === undefined ? {} : nextDue(port, target.due, asArray(oldestRows, 'XPENDING rows'), observedAtMs, asInteger(deferrals, 'EXISTS reply') === 1),
+    target.flowLease === undefined ? undefined : flowBacklog(port, target.flowLease, flowReplies, observedAtMs, target),
+  ]);
   return {
     pending: asInteger(asArray(summary, 'XPENDING summary')[0], 'pending count'),
     oldestPendingId,
@@ -162,9 +194,22 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     scheduled: asInteger(scheduled, 'schedule size'),
     scheduledNextDueAt: scheduleHead === undefined ? undefined : asInteger(scheduleHead, 'schedule next due'),
     observedAtMs,
-    ...(target.due === undefined ? {} : await nextDue(port, target.due, asArray(oldestRows, 'XPENDING rows'), observedAtMs, asInteger(deferrals, 'EXISTS reply') === 1)),
-    ...(target.flowLease === undefined ? {} : { flow: flowBacklog(flowReplies, observedAtMs, target.flowClosedAlertMs) }),
+    ...due,
+    ...(flow === undefined ? {} : { flow }),
+    ...(groupRate === undefined ? {} : { rateLimitRoomInMs: groupRateRoomInMs(groupRate, observedAtMs, target.rateLimit!.toleranceMs) }),
   };
+}
+
+/** GET of the group's bucket when the target names a group-wide rate limit (and the lease hash it is named after). */
+function groupRateCommands(target: BacklogTarget) {
+  if (target.flowLease === undefined || target.rateLimit === undefined || target.rateLimit.perKey) return [];
+  return [command('GET', flowRateKey(target.flowLease))];
+}
+
+/** ms until the bucket of TAT `reply` (absent: empty) has room: claim.lua lets a start in while TAT − now ≤ tolerance. */
+function groupRateRoomInMs(reply: RedisReply | undefined, observedAtMs: number, toleranceMs: number): number {
+  const tat = isBytes(reply) ? Number(decodeText(reply)) : 0;
+  return Number.isFinite(tat) ? Math.max(0, Math.ceil(tat - toleranceMs) - observedAtMs) : 0;
 }
 
 function flowCommands(lease: string | undefined) {
@@ -174,36 +219,70 @@ function flowCommands(lease: string | undefined) {
   return [command('HLEN', lease), command('HEXISTS', lease, ''), command('ZCARD', queue), command('ZCARD', flowReadyKey(lease)), command('ZRANGE', queue, 0, FLOW_SAMPLE - 1)];
 }
 
-function flowBacklog([fields, encodingField, waiting, ready, sample]: RedisReply[], observedAtMs: number, closedAlertMs: number | undefined): FlowBacklog {
-  const byKey = new Map<string, { head: { id: string; mark: string }; waiting: number }>();
+interface SampledKey {
+  readonly bytes: Uint8Array;
+  readonly head: { readonly id: string; readonly mark: 'p' | 'h' };
+  waiting: number;
+}
+
+/** The sample's keys, in key order, each with its first member (its head) and its members counted. */
+function sampledKeys(sample: RedisReply | undefined): SampledKey[] {
+  // By the key's bytes (escaped reversibly), so two keys whose bytes are not UTF-8 stay two.
+  const byKey = new Map<string, SampledKey>();
   for (const member of asArray(sample, 'flow queue sample')) {
     if (!isBytes(member)) continue;
     const parsed = parseQueueMember(member);
     if (parsed === undefined) continue;
-    const key = decodeText(parsed.key);
-    const seen = byKey.get(key);
-    if (seen === undefined) byKey.set(key, { head: parsed, waiting: 1 });
+    const name = surrogateEscapedText(parsed.key);
+    const seen = byKey.get(name);
+    if (seen === undefined) byKey.set(name, { bytes: parsed.key, head: parsed, waiting: 1 });
     else seen.waiting += 1;
   }
-  const state = (key: string, { head, waiting: count }: { head: { id: string }; waiting: number }): FlowKeyState => ({
-    key,
+  return [...byKey.values()];
+}
+
+async function flowBacklog(port: RedisPort, lease: string, [fields, encodingField, waiting, ready, sample]: RedisReply[], observedAtMs: number, target: BacklogTarget): Promise<FlowBacklog> {
+  const keys = sampledKeys(sample);
+  const state = ({ bytes, head, waiting: count }: SampledKey): FlowKeyState => ({
+    key: decodeText(bytes),
     headId: head.id,
     headAgeMs: Math.max(0, observedAtMs - (entryIdMillis(head.id) ?? observedAtMs)),
     waiting: count,
   });
-  const all = [...byKey].map(([key, value]) => ({ mark: value.head.mark, state: state(key, value) }));
-  const closedKeys = all.filter((k) => k.mark === 'h').map((k) => k.state);
+  const closedKeys = keys.filter((k) => k.head.mark === 'h').map(state);
+  const closedAlertMs = target.flowClosedAlertMs;
+  const perKeyTolerance = target.rateLimit?.perKey === true ? target.rateLimit.toleranceMs : undefined;
+  const limitedKeys = perKeyTolerance === undefined ? [] : await limitedOf(port, lease, keys, observedAtMs, perKeyTolerance, state);
   return {
     keys: asInteger(fields, 'HLEN reply') - asInteger(encodingField, 'HEXISTS reply'),
     waiting: asInteger(waiting, 'ZCARD reply'),
     readyKeys: asInteger(ready, 'ZCARD reply'),
     closedKeys,
     closedOverAge: closedAlertMs === undefined ? 0 : closedKeys.filter((k) => k.headAgeMs > closedAlertMs).length,
-    busiestKeys: all
-      .map((k) => k.state)
+    busiestKeys: keys
+      .map(state)
       .sort((a, b) => b.waiting - a.waiting)
       .slice(0, BUSIEST),
+    limitedKeys,
+    waitingOnLimit: limitedKeys.reduce((sum, k) => sum + k.waiting, 0),
   };
+}
+
+/**
+ * The sampled keys whose bucket or hold has no room now, soonest room first: their lease
+ * states in one HMGET, judged as claim.lua's key_has_room judges them.
+ */
+async function limitedOf(port: RedisPort, lease: string, keys: readonly SampledKey[], observedAtMs: number, toleranceMs: number, state: (key: SampledKey) => FlowKeyState): Promise<FlowLimitedKey[]> {
+  if (keys.length === 0) return [];
+  const [values] = await runOperations(port, [command('HMGET', lease, ...keys.map((k) => k.bytes))]);
+  const limited: FlowLimitedKey[] = [];
+  asArray(values, 'HMGET reply').forEach((value, i) => {
+    if (!isBytes(value)) return;
+    const { tat, hold } = leaseTimes(value);
+    const roomAt = Math.max(hold, Math.ceil(tat - toleranceMs));
+    if (roomAt > observedAtMs) limited.push({ ...state(keys[i]!), roomInMs: roomAt - observedAtMs });
+  });
+  return limited.sort((a, b) => a.roomInMs - b.roomInMs);
 }
 
 /** The sample's next due time, and how many of it are due already. */

@@ -16,6 +16,10 @@ import { runFleet } from '../support/flow-fleet';
 import { fastConfig } from '../support/poller';
 import { append, pendingRows } from '../support/redis';
 import { useRedisPerTest } from '../support/redis-suite';
+import { consumerBacklog } from '../../src/deployment/consumer-backlog';
+import { claimOnce } from '../support/poller';
+import { probePlan } from '../support/backlog';
+import { decodeText } from '../../src/ground/text';
 
 describe.each(clientKinds)('rate limit per flow key over $name', (kind: ClientKind) => {
   let admin: Redis;
@@ -103,4 +107,23 @@ describe.each(clientKinds)('rate limit per flow key over $name', (kind: ClientKi
     // A:1 and A:2 were parked on the hold: counted as waiting on a limit.
     expect(reports.reduce((n, r) => n + r.flowParkedLimited, 0)).toBeGreaterThanOrEqual(2);
   }, 20_000);
+
+  it('shows the keys waiting on their own limit in the backlog, with when they have room, and counts them in the claim', async () => {
+    for (let n = 0; n < 4; n += 1) await keyed('A', n);
+    await keyed('B', 0);
+    // 3 per 10 s, burst 1: a start moves the key's TAT by 3,333.3 ms (a float in the lease state).
+    const limited = config('c', { rateLimit: { key: 'flow', limit: 3, perMs: 10_000, burst: 1 } });
+    const claim = await claimOnce(port, limited, { fresh: 5, reclaim: 0, flow: { token: 'run.', leaseMs: 5_000, limit: 1, strict: false } });
+    expect(claim.entries.map((e) => decodeText(e.fields.get('payload')!))).toEqual(['A:0', 'B:0']);
+    // A:1 found A's bucket empty; A:2 and A:3 queued behind it: all three wait on the limit.
+    expect([claim.flowParked, claim.flowParkedLimited]).toEqual([3, 3]);
+    const probed = await consumerBacklog(port, probePlan('c', limited));
+    if (probed.status !== 'ok') throw new Error(`no group: ${probed.status}`);
+    expect(probed.flow!.waitingOnLimit).toBe(3);
+    expect(probed.flow!.limitedKeys).toEqual([{ key: 'A', headId: expect.any(String), headAgeMs: expect.any(Number), waiting: 3, roomInMs: expect.any(Number) }]);
+    expect(probed.flow!.limitedKeys[0]!.roomInMs).toBeGreaterThan(2_000);
+    expect(probed.flow!.limitedKeys[0]!.roomInMs).toBeLessThanOrEqual(3_334);
+    // B's bucket is empty too, but nothing of B waits: only keys with waiting entries are named.
+    expect(probed.rateLimitRoomInMs).toBeUndefined();
+  });
 });

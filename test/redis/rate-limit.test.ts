@@ -18,6 +18,8 @@ import { runFleet } from '../support/flow-fleet';
 import { claimOnce, fastConfig } from '../support/poller';
 import { append, pendingRows } from '../support/redis';
 import { useRedisPerTest } from '../support/redis-suite';
+import { consumerBacklog } from '../../src/deployment/consumer-backlog';
+import { probePlan } from '../support/backlog';
 
 describe.each(clientKinds)('rate limit over $name', (kind: ClientKind) => {
   let admin: Redis;
@@ -48,6 +50,12 @@ describe.each(clientKinds)('rate limit over $name', (kind: ClientKind) => {
     expect(second.nextDueAt! - second.redisNow!).toBeGreaterThan(0);
     expect(second.nextDueAt! - second.redisNow!).toBeLessThanOrEqual(100);
     expect(await admin.pttl(flowRateKey(limited.keys.flowLease))).toBeGreaterThan(0);
+    // The backlog says when the group's bucket has room, the same interval away.
+    const probed = await consumerBacklog(port, probePlan('c', limited));
+    if (probed.status !== 'ok') throw new Error(`no group: ${probed.status}`);
+    expect(probed.rateLimitRoomInMs).toBeGreaterThan(0);
+    expect(probed.rateLimitRoomInMs).toBeLessThanOrEqual(100);
+    expect(probed.flow!.limitedKeys).toEqual([]);
     // Nothing over the limit was read: 3 delivered, 7 unread; none dead-lettered.
     expect(await pendingRows(admin, stream, 'g')).toHaveLength(3);
     expect(await admin.xlen(limited.keys.dlt)).toBe(0);

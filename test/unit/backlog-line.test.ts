@@ -13,7 +13,7 @@ import { SAMPLE_BACKLOG } from '../support/backlog';
 const backlog = SAMPLE_BACKLOG;
 const options = { deployment: 'shop', consumer: 'orchestrator', stream: 'results:{o}', group: 'g', now: () => 1_000_000, emf: true };
 const closed = (key: string, headAgeMs: number) => ({ key, headId: `${1_000_000 - headAgeMs}-0`, headAgeMs, waiting: 1 });
-const flow = (extra: Partial<FlowBacklog>): FlowBacklog => ({ keys: 7, waiting: 7, readyKeys: 0, closedKeys: [], closedOverAge: 0, busiestKeys: [], ...extra });
+const flow = (extra: Partial<FlowBacklog>): FlowBacklog => ({ keys: 7, waiting: 7, readyKeys: 0, closedKeys: [], closedOverAge: 0, busiestKeys: [], limitedKeys: [], waitingOnLimit: 0, ...extra });
 
 describe('the backlog line with flow control', () => {
   it('warns naming the oldest closed keys (at most 5) when any is past its alert age, and publishes the count as a metric', () => {
@@ -37,6 +37,17 @@ describe('the backlog line with flow control', () => {
     expect(line).toMatchObject({ level: 'info', flowClosedOverAge: 0 });
     expect(line).not.toHaveProperty('detail');
     expect(JSON.parse(backlogLogLine(backlog, options))).not.toHaveProperty('flowClosedOverAge');
+  });
+
+  it('carries the entries waiting on a limit and a full group bucket as counters, not as metrics', () => {
+    const limited = { ...closed('t-1', 1_000), waiting: 4, roomInMs: 2_500 };
+    const line = JSON.parse(backlogLogLine({ ...backlog, flow: flow({ limitedKeys: [limited], waitingOnLimit: 4 }), rateLimitRoomInMs: 800 }, options));
+    expect(line).toMatchObject({ level: 'info', flowWaitingOnLimit: 4, rateLimitRoomInMs: 800 });
+    const metrics = line._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => m.Name);
+    expect(metrics).not.toContain('flowWaitingOnLimit');
+    expect(metrics).not.toContain('rateLimitRoomInMs');
+    expect(logLineProblems(line)).toEqual([]);
+    expect(JSON.parse(backlogLogLine(backlog, options))).not.toHaveProperty('rateLimitRoomInMs');
   });
 
   it('takes the alert age from config flow.closedAlertMs, by default 15 min or 3 × minIdleMs, only where strict order may run', () => {

@@ -24,7 +24,7 @@ describe('dashboard overview: next due', () => {
 });
 
 describe('dashboard overview: flow control', () => {
-  const flow = (extra: object) => ({ keys: 2, waiting: 3, readyKeys: 1, closedKeys: [], closedOverAge: 0, busiestKeys: [], ...extra });
+  const flow = (extra: object) => ({ keys: 2, waiting: 3, readyKeys: 1, closedKeys: [], closedOverAge: 0, busiestKeys: [], limitedKeys: [], waitingOnLimit: 0, ...extra });
 
   it('lists the keys closed behind a head with its id and age, and the busiest keys, escaped', () => {
     const html = render(
@@ -47,8 +47,19 @@ describe('dashboard overview: flow control', () => {
     expect(html).toContain('1 past flow.closedAlertMs (stuck?) — o-1: head 5-0');
   });
 
-  it('shows no flow section when no key is leased or waited on', () => {
+  it('shows the entries waiting on a limit: the keys whose own bucket or hold has no room, and a full group bucket', () => {
+    const limited = { key: 'tenant-<9>', headId: '7-0', headAgeMs: 1_000, waiting: 4, roomInMs: 2_500 };
+    const html = render(row({ flow: flow({ limitedKeys: [limited], waitingOnLimit: 4 }) }));
+    expect(html).toContain('<th>waiting on a limit</th>');
+    expect(html).toContain('4 entries: tenant-&#60;9&#62; (4, room in 2.5 s)');
+    // A full group-wide bucket shows even when no key is leased or waited on.
+    const full = render(row({ flow: flow({ keys: 0, waiting: 0 }), rateLimitRoomInMs: 1_200 }));
+    expect(full).toContain('group limit full, room in 1.2 s');
+  });
+
+  it('shows no flow section when no key is leased or waited on and no limit is full', () => {
     expect(render(row({ flow: flow({ keys: 0, waiting: 0 }) }))).not.toContain('Flow control');
+    expect(render(row({ flow: flow({ keys: 0, waiting: 0 }), rateLimitRoomInMs: 0 }))).not.toContain('Flow control');
     expect(render(row({}))).not.toContain('Flow control');
   });
 });
