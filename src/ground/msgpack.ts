@@ -76,14 +76,18 @@ export function readNumber(reader: MsgpackReader): number | undefined {
   return numberAfter(reader, tag);
 }
 
+/** Arrays nested deeper than this read as malformed: the scripts nest two, and a bound keeps a corrupt value off the stack's limit. */
+const MAX_DEPTH = 16;
+
 /** Steps over one value of the formats above, nested arrays included; false when malformed. */
-export function skipValue(reader: MsgpackReader): boolean {
+export function skipValue(reader: MsgpackReader, depth = 0): boolean {
   const tag = reader.uint(1);
   if (tag === undefined) return false;
   if (tag === 0xc0 || tag === 0xc2 || tag === 0xc3) return true;
   const elements = arrayLengthAfter(reader, tag);
   if (elements !== undefined) {
-    for (let i = 0; i < elements; i += 1) if (!skipValue(reader)) return false;
+    if (depth >= MAX_DEPTH) return false;
+    for (let i = 0; i < elements; i += 1) if (!skipValue(reader, depth + 1)) return false;
     return true;
   }
   const length = byteLengthAfter(reader, tag);

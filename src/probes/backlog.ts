@@ -28,7 +28,7 @@ import { entryIdMillis } from '../entry/entry';
 import { ReplyShapeError } from '../ground/errors';
 import { deriveStreamKeys } from '../entry/keys';
 import { command, type RedisPort, type RedisReply } from '../redis/port';
-import { decodeText, surrogateEscapedText } from '../ground/text';
+import { decodeText, isWellFormedUtf8, surrogateEscapedText } from '../ground/text';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';
 import { runOperations } from '../redis/script';
 import { scheduleKeys } from '../entry/schedule-keys';
@@ -272,7 +272,10 @@ async function flowBacklog(port: RedisPort, lease: string, [fields, encodingFiel
  * The sampled keys whose bucket or hold has no room now, soonest room first: their lease
  * states in one HMGET, judged as claim.lua's key_has_room judges them.
  */
-async function limitedOf(port: RedisPort, lease: string, keys: readonly SampledKey[], observedAtMs: number, toleranceMs: number, state: (key: SampledKey) => FlowKeyState): Promise<FlowLimitedKey[]> {
+async function limitedOf(port: RedisPort, lease: string, sampled: readonly SampledKey[], observedAtMs: number, toleranceMs: number, state: (key: SampledKey) => FlowKeyState): Promise<FlowLimitedKey[]> {
+  // REST carries arguments as JSON text: a key whose bytes are not UTF-8 cannot be named there
+  // (its entries still count as waiting; it is only not judged).
+  const keys = port.transport === 'rest' ? sampled.filter((k) => isWellFormedUtf8(k.bytes)) : sampled;
   if (keys.length === 0) return [];
   const [values] = await runOperations(port, [command('HMGET', lease, ...keys.map((k) => k.bytes))]);
   const limited: FlowLimitedKey[] = [];

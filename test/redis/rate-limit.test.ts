@@ -50,15 +50,22 @@ describe.each(clientKinds)('rate limit over $name', (kind: ClientKind) => {
     expect(second.nextDueAt! - second.redisNow!).toBeGreaterThan(0);
     expect(second.nextDueAt! - second.redisNow!).toBeLessThanOrEqual(100);
     expect(await admin.pttl(flowRateKey(limited.keys.flowLease))).toBeGreaterThan(0);
-    // The backlog says when the group's bucket has room, the same interval away.
-    const probed = await consumerBacklog(port, probePlan('c', limited));
-    if (probed.status !== 'ok') throw new Error(`no group: ${probed.status}`);
-    expect(probed.rateLimitRoomInMs).toBeGreaterThan(0);
-    expect(probed.rateLimitRoomInMs).toBeLessThanOrEqual(100);
-    expect(probed.flow!.limitedKeys).toEqual([]);
     // Nothing over the limit was read: 3 delivered, 7 unread; none dead-lettered.
     expect(await pendingRows(admin, stream, 'g')).toHaveLength(3);
     expect(await admin.xlen(limited.keys.dlt)).toBe(0);
+  });
+
+  it('says in the backlog when a full bucket has room again', async () => {
+    await appendMany(3);
+    const limited = config('c', { limit: 1, perMs: 10_000 });
+    expect((await claimOnce(port, limited, { fresh: 3, reclaim: 0 })).entries).toHaveLength(1);
+    const probed = await consumerBacklog(port, probePlan('c', limited));
+    if (probed.status !== 'ok') throw new Error(`no group: ${probed.status}`);
+    // One start took the bucket's one token: room again 10 s after the claim, on the Redis clock.
+    expect(probed.rateLimitRoomInMs).toBeGreaterThan(8_000);
+    expect(probed.rateLimitRoomInMs).toBeLessThanOrEqual(10_000);
+    expect(probed.lag).toBe(2);
+    expect(probed.flow!.limitedKeys).toEqual([]);
   });
 
   it('holds 4 concurrent runs to burst + W / T starts in any window, and starts them all in time', async () => {

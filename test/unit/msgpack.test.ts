@@ -62,6 +62,9 @@ describe('MessagePack reader', () => {
     expect(readArrayLength(reader(0x80))).toBeUndefined(); // a map: no value the scripts pack
     expect(skipValue(reader(0x92, 0x01))).toBe(false);
     expect(skipValue(reader(0xc1))).toBe(false);
+    // Nesting past 16 arrays (the scripts write 2) is malformed, not a stack overflow.
+    expect(skipValue(new MsgpackReader(new Uint8Array(100_000).fill(0x91)))).toBe(false);
+    expect(skipValue(reader(...new Array(16).fill(0x91), 0x01))).toBe(true);
   });
 });
 
