@@ -152,6 +152,7 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
   const { stream, group } = target;
   const dlt = target.dlt ?? deriveStreamKeys(stream, group).dlt;
   const schedule = scheduleKeys(stream).due;
+  const rateCommands = groupRateCommands(target);
   const replies = await runOperations(port, [
     command('XPENDING', stream, group),
     command('XPENDING', stream, group, '-', '+', target.due === undefined ? 1 : DUE_SAMPLE),
@@ -163,12 +164,12 @@ export async function probeBacklog(port: RedisPort, target: BacklogTarget): Prom
     command('ZRANGE', schedule, 0, 0, 'WITHSCORES'),
     ...(target.due === undefined ? [] : [command('EXISTS', target.due.deferKey)]),
     ...flowCommands(target.flowLease),
-    ...groupRateCommands(target),
+    ...rateCommands,
   ]);
   const [summary, oldestRows, groups, streamLength, dltLength, time, scheduled, head] = replies;
   const deferrals = target.due === undefined ? undefined : replies[8];
-  const flowReplies = replies.slice(target.due === undefined ? 8 : 9, replies.length - groupRateCommands(target).length);
-  const groupRate = groupRateCommands(target).length === 0 ? undefined : replies[replies.length - 1];
+  const flowReplies = replies.slice(target.due === undefined ? 8 : 9, replies.length - rateCommands.length);
+  const groupRate = rateCommands.length === 0 ? undefined : replies[replies.length - 1];
   const scheduleHead = asArray(head, 'schedule head')[1];
   const info = groupInfo(groups, group);
   const [seconds, micros] = asArray(time, 'TIME reply');
