@@ -77,3 +77,16 @@ export async function resetGroup(redis: Redis | Cluster, stream: string, group: 
   await redis.xgroup('DESTROY', stream, group);
   await redis.xgroup('CREATE', stream, group, '0-0');
 }
+
+/** Cluster hash tags that land on three different masters, so each stream has a master to itself. */
+export async function tagsOnEachMaster(cluster: Cluster, masters: number): Promise<string[]> {
+  const slots = await cluster.cluster('SLOTS');
+  const owner = (slot: number) => slots.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
+  const chosen = new Map<number | undefined, string>();
+  for (let i = 0; chosen.size < masters && i < 1_000; i += 1) {
+    const tag = `t${i}`;
+    const node = owner((await cluster.cluster('KEYSLOT', tag)) as number);
+    if (!chosen.has(node)) chosen.set(node, tag);
+  }
+  return [...chosen.values()];
+}

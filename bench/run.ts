@@ -13,6 +13,8 @@
  * `npm run bench -- --flow [--quick]` runs only the flow-control figures (issue 27): the product
  * with flow leases over 1,000 keys (order none, and strict) against the product without, and
  * 4 processes on 10 hot keys with and without leases (what a busy key costs).
+ * `npm run bench -- --scale [--quick] [--against REV]` runs only the scale-out figures (issue
+ * 24; bench/scale-alone.ts), optionally beside another revision's children.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -22,11 +24,12 @@ import { Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { startRedisCluster, startRedisServer } from '../local/redis-server';
 import { measureColdImport, type ColdImport } from './cold-import';
-import { jsonPayload, prefillStream, resetGroup } from './fixtures';
+import { jsonPayload, prefillStream, resetGroup, tagsOnEachMaster } from './fixtures';
 import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
 import { openRedisMeter, withRedisFigures } from './redis-meter';
 import { measureCommandCosts, type CommandCosts } from './scenarios/command-cost';
 import { commandCostRatios, printBackoffFigures, printCommandCosts, printFlowFigures, report, type RunContext } from './report';
+import { scaleAlone } from './scale-alone';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 import { bundleChild, runChild, runSideBySide } from './spawn';
 
@@ -37,6 +40,9 @@ const reportFrom = process.argv.includes('--report') ? process.argv[process.argv
 const commandsOnly = process.argv.includes('--commands');
 const backoffOnly = process.argv.includes('--backoff');
 const flowOnly = process.argv.includes('--flow');
+const scaleOnly = process.argv.includes('--scale');
+/** `--scale --against REV`: the same cases with the children of another revision, alternating. */
+const againstRevision = () => (process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : undefined);
 const RUNS_FILE = join(here, 'results', 'runs.json');
 const LATEST_FILE = join(here, 'results', 'latest.json');
 const COMMANDS_FILE = join(here, 'results', 'commands.json');
@@ -45,19 +51,6 @@ const GROUP = 'bench';
 
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
 const eps = (r: ScenarioResult) => r.entries / r.seconds;
-
-/** Cluster hash tags that land on three different masters, so each stream has a master to itself. */
-async function tagsOnEachMaster(cluster: Cluster, masters: number): Promise<string[]> {
-  const slots = await cluster.cluster('SLOTS');
-  const owner = (slot: number) => slots.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
-  const chosen = new Map<number | undefined, string>();
-  for (let i = 0; chosen.size < masters && i < 1_000; i += 1) {
-    const tag = `t${i}`;
-    const node = owner((await cluster.cluster('KEYSLOT', tag)) as number);
-    if (!chosen.has(node)) chosen.set(node, tag);
-  }
-  return [...chosen.values()];
-}
 
 async function main(): Promise<void> {
   const loadAtStart = loadavg();
@@ -331,7 +324,7 @@ async function flowAlone(): Promise<void> {
     progress('prefilling signed entries: no flow key, 1,000 flow keys, 10 flow keys');
     await prefillStream(admin, 'bench:300B', plan.small, SIZES['300B']);
     await prefillStream(admin, 'bench:flow:300B', plan.small, SIZES['300B'], 1_000);
-    await prefillStream(admin, 'bench:hot:300B', plan.scale, SIZES['300B'], 10);
+    await prefillStream(admin, 'bench:hot:300B', plan.hot, SIZES['300B'], 10);
     await prefillStream(admin, 'bench:warm:flow', WARMUP['300B'], SIZES['300B'], 1_000);
     const single = async (name: string, stream: string, flow?: StreamParams['flow'], rateLimit?: StreamParams['rateLimit']) => {
       await resetGroup(admin, stream, GROUP);
@@ -344,7 +337,7 @@ async function flowAlone(): Promise<void> {
       await resetGroup(admin, 'bench:hot:300B', GROUP);
       const jobs: object[] = [];
       for (let i = 0; i < 4; i += 1) {
-        const params: StreamParams = { redisUrl: server.url, group: GROUP, stream: 'bench:hot:300B', count: plan.scale, batch: SCALE_BATCH, consumer: `hot-${i}`, shared: true, flow };
+        const params: StreamParams = { redisUrl: server.url, group: GROUP, stream: 'bench:hot:300B', count: plan.hot, batch: SCALE_BATCH, consumer: `hot-${i}`, shared: true, flow };
         jobs.push({ scenario: 'product', params, warmup: await warmupOf(params) });
       }
       let results: ScenarioResult[] = [];
@@ -355,10 +348,10 @@ async function flowAlone(): Promise<void> {
       });
       // With leases, a drain run that ends may leave a busy key's last parked entries to the next
       // run (they wait for their key's lease to end): counted, not an error.
-      if (aggregate.entries !== plan.scale && flow === undefined) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
+      if (aggregate.entries !== plan.hot && flow === undefined) throw new Error(`${name}: ${aggregate.entries} of ${plan.hot} entries handled`);
       const parked = results.reduce((sum, r) => sum + (r.extra?.flowParked ?? 0), 0);
       record(name, { ...aggregate, extra: { ...aggregate.extra, flowParked: parked } });
-      progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate, ${aggregate.entries} of ${plan.scale} handled, ${parked} parked`);
+      progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate, ${aggregate.entries} of ${plan.hot} handled, ${parked} parked`);
     };
     for (let rep = 0; rep < plan.reps; rep += 1) {
       await single('product_b100_300B', 'bench:300B');
@@ -386,7 +379,9 @@ async function flowAlone(): Promise<void> {
       ? backoffAlone()
       : flowOnly
         ? flowAlone()
-        : main()
+        : scaleOnly
+          ? scaleAlone(here, plan, againstRevision())
+          : main()
 ).catch((error: unknown) => {
   console.error(error);
   process.exit(1);

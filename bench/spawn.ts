@@ -35,6 +35,14 @@ export async function bundleChild(benchDir: string): Promise<{ file: string; cle
   return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * `BENCH_CHILD_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'`: node flags for every child, split on
+ * spaces — a CPU profile of the measured processes (node refuses --cpu-prof in NODE_OPTIONS).
+ */
+function childNodeArgs(): string[] {
+  return (process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+}
+
 interface Running {
   readonly ready: Promise<void>;
   readonly result: Promise<ScenarioResult>;
@@ -42,7 +50,7 @@ interface Running {
 }
 
 function start(childFile: string, job: object): Running {
-  const child = spawn(process.execPath, [childFile, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...childNodeArgs(), childFile, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   let markReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));

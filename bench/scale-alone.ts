@@ -1,0 +1,131 @@
+/**
+ * `npm run bench -- --scale [--quick] [--against REV]`: the scale-out cases alone (issue 24),
+ * on a private redis-server and 3-master Cluster: 1, 2 and 4 processes on one stream and one
+ * process per master, the product and `raw_verify` back to back at each count, with Redis's
+ * and Node's CPU per entry beside the entries/s. With `--against REV`, the product of another
+ * revision (its own bench child, bundled from a git worktree) runs beside this one's, the two
+ * alternating case by case, so a load change hits both alike: the paired comparison issue 24
+ * asks for, without a second full bench.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, symlinkSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, Redis } from 'ioredis';
+import { startRedisCluster, startRedisServer } from '../local/redis-server';
+import { prefillStream, resetGroup, tagsOnEachMaster } from './fixtures';
+import { SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Plan } from './plan';
+import { openRedisMeter, withRedisFigures } from './redis-meter';
+import { printScaleFigures } from './report';
+import type { ScenarioResult } from './scenarios/types';
+import { bundleChild, runSideBySide } from './spawn';
+
+const GROUP = 'bench';
+const STREAM = 'bench:scale';
+const WARM_STREAM = 'bench:warm:300B';
+
+const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
+const eps = (r: ScenarioResult) => r.entries / r.seconds;
+
+interface Contender {
+  /** Suffix of the case names: '' for this tree, `@REV` for the other. */
+  readonly suffix: string;
+  readonly childFile: string;
+}
+
+/**
+ * Another revision's bench child: a detached worktree under bench/.build (this tree's
+ * node_modules linked in, so its bundle resolves the same packages), bundled by its own code.
+ */
+async function otherRevision(benchDir: string, revision: string): Promise<{ contender: Contender; cleanup: () => void }> {
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${revision}^{commit}`], { cwd: benchDir, encoding: 'utf8' }).trim();
+  const tree = join(benchDir, '.build', `against-${commit.slice(0, 12)}`);
+  if (!existsSync(tree)) execFileSync('git', ['worktree', 'add', '--detach', tree, commit], { cwd: benchDir, stdio: 'ignore' });
+  const modules = join(tree, 'node_modules');
+  if (!existsSync(modules)) symlinkSync(join(benchDir, '..', 'node_modules'), modules);
+  const { bundleChild: bundleOther } = (await import(join(tree, 'bench', 'spawn.ts'))) as typeof import('./spawn');
+  const bundle = await bundleOther(join(tree, 'bench'));
+  const cleanup = () => {
+    bundle.cleanup();
+    execFileSync('git', ['worktree', 'remove', '--force', tree], { cwd: benchDir, stdio: 'ignore' });
+  };
+  return { contender: { suffix: `@${revision}`, childFile: bundle.file }, cleanup };
+}
+
+export async function scaleAlone(benchDir: string, plan: Plan, against?: string): Promise<void> {
+  const bundle = await bundleChild(benchDir);
+  const other = against === undefined ? undefined : await otherRevision(benchDir, against);
+  const contenders: Contender[] = [{ suffix: '', childFile: bundle.file }, ...(other ? [other.contender] : [])];
+  const server = await startRedisServer();
+  const redisCluster = await startRedisCluster(3);
+  const serverMeter = openRedisMeter([{ host: server.host, port: server.port }]);
+  const clusterMeter = openRedisMeter(redisCluster.nodes);
+  const admin = new Redis(server.url);
+  const clusterAdmin = new Cluster([...redisCluster.nodes]);
+  const figures = new Map<string, ScenarioResult[]>();
+  const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
+  const loadAtStart = loadavg();
+  let warmGroups = 0;
+  // Every child warms up on its own group of a warm-up stream, so each gets the whole warm-up.
+  const warmupOf = async (redis: Redis | Cluster, stream: string, params: object) => {
+    const group = `warm-${(warmGroups += 1)}`;
+    await redis.xgroup('CREATE', stream, group, '0-0');
+    return { ...params, stream, group, count: WARMUP['300B'], shared: false };
+  };
+  const described = (name: string, r: ScenarioResult) =>
+    `${name}: ${Math.round(eps(r))} entries/s aggregate, Redis ${r.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry, Node ${r.extra?.nodeCpuMicrosPerEntry?.toFixed(1)} µs/entry`;
+  try {
+    progress(`prefilling signed entries (${plan.scale} on one stream, ${plan.clusterPerStream} on each Cluster stream)`);
+    await prefillStream(admin, STREAM, plan.scale, SIZES['300B']);
+    await prefillStream(admin, WARM_STREAM, WARMUP['300B'], SIZES['300B']);
+    const clusterStreams = (await tagsOnEachMaster(clusterAdmin, 3)).map((tag) => `bench:{${tag}}`);
+    for (const stream of clusterStreams) {
+      await prefillStream(clusterAdmin, stream, plan.clusterPerStream, SIZES['300B']);
+      await prefillStream(clusterAdmin, `${stream}:warm`, WARMUP['300B'], SIZES['300B']);
+    }
+    const onOneStream = async (name: string, childFile: string, scenario: string, processes: number) => {
+      await resetGroup(admin, STREAM, GROUP);
+      const jobs: object[] = [];
+      for (let i = 0; i < processes; i += 1) {
+        const params = { redisUrl: server.url, group: GROUP, stream: STREAM, count: plan.scale, batch: SCALE_BATCH, consumer: `${scenario}-${i}`, shared: true };
+        jobs.push({ scenario, params, warmup: await warmupOf(admin, WARM_STREAM, params) });
+      }
+      const aggregate = await withRedisFigures(serverMeter, async (atStart) => (await runSideBySide(childFile, jobs, atStart)).aggregate);
+      if (aggregate.entries !== plan.scale) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
+      record(name, aggregate);
+      progress(described(name, aggregate));
+    };
+    const onCluster = async (name: string, childFile: string, scenario: string) => {
+      const jobs: object[] = [];
+      for (const stream of clusterStreams) {
+        await resetGroup(clusterAdmin, stream, GROUP);
+        const params = { redisUrl: server.url, group: GROUP, clusterNodes: redisCluster.nodes, stream, count: plan.clusterPerStream, batch: SCALE_BATCH };
+        jobs.push({ scenario, params, warmup: await warmupOf(clusterAdmin, `${stream}:warm`, params) });
+      }
+      const aggregate = await withRedisFigures(clusterMeter, async (atStart) => (await runSideBySide(childFile, jobs, atStart)).aggregate);
+      record(name, aggregate);
+      progress(described(name, aggregate));
+    };
+    for (let rep = 0; rep < plan.reps; rep += 1) {
+      progress(`repetition ${rep + 1}/${plan.reps} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+      // The contenders swap order every repetition: neither always runs right after raw_verify.
+      const order = rep % 2 === 0 ? contenders : [...contenders].reverse();
+      for (const processes of SCALE_PROCESSES) {
+        for (const { suffix, childFile } of order) await onOneStream(`scale_${processes}${suffix}`, childFile, 'product', processes);
+        await onOneStream(`scale_raw_verify_${processes}`, bundle.file, 'raw-verify', processes);
+      }
+      for (const { suffix, childFile } of order) await onCluster(`scale_cluster3${suffix}`, childFile, 'product');
+      await onCluster('scale_raw_verify_cluster3', bundle.file, 'raw-verify');
+    }
+  } finally {
+    admin.disconnect();
+    clusterAdmin.disconnect();
+    serverMeter.close();
+    clusterMeter.close();
+    await server.stop();
+    await redisCluster.stop();
+    bundle.cleanup();
+    other?.cleanup();
+  }
+  printScaleFigures(figures, [loadAtStart, loadavg()], against === undefined ? undefined : `@${against}`);
+}
