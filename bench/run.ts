@@ -24,12 +24,12 @@ import { Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { startRedisCluster, startRedisServer } from '../local/redis-server';
 import { measureColdImport, type ColdImport } from './cold-import';
-import { jsonPayload, prefillStream, resetGroup, tagsOnEachMaster } from './fixtures';
+import { jsonPayload, prefillStream, resetGroup } from './fixtures';
 import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
 import { openRedisMeter, withRedisFigures } from './redis-meter';
 import { measureCommandCosts, type CommandCosts } from './scenarios/command-cost';
 import { commandCostRatios, printBackoffFigures, printCommandCosts, printFlowFigures, report, type RunContext } from './report';
-import { scaleAlone } from './scale-alone';
+import { prepareScaleCases, scaleAlone } from './scale-alone';
 import type { ScenarioResult, StreamParams } from './scenarios/types';
 import { bundleChild, runChild, runSideBySide } from './spawn';
 
@@ -73,20 +73,13 @@ async function main(): Promise<void> {
     meters.push(serverMeter, clusterMeter);
 
     progress('prefilling signed entries');
-    const streams = { '300B': 'bench:300B', '64KiB': 'bench:64KiB', perMessage: 'bench:per-message', rest: 'bench:rest', scale: 'bench:scale' };
+    const streams = { '300B': 'bench:300B', '64KiB': 'bench:64KiB', perMessage: 'bench:per-message', rest: 'bench:rest' };
     const warmStreams: Record<Size, string> = { '300B': 'bench:warm:300B', '64KiB': 'bench:warm:64KiB' };
     await prefillStream(admin, streams['300B'], plan.small, SIZES['300B']);
     await prefillStream(admin, streams['64KiB'], plan.large, SIZES['64KiB']);
     await prefillStream(admin, streams.perMessage, plan.perMessage, SIZES['300B']);
     await prefillStream(admin, streams.rest, plan.rest, SIZES['300B']);
-    await prefillStream(admin, streams.scale, plan.scale, SIZES['300B']);
     for (const size of ['300B', '64KiB'] as const) await prefillStream(admin, warmStreams[size], WARMUP[size], SIZES[size]);
-    const tags = await tagsOnEachMaster(clusterAdmin, 3);
-    const clusterStreams = tags.map((tag) => `bench:{${tag}}`);
-    for (const stream of clusterStreams) {
-      await prefillStream(clusterAdmin, stream, plan.clusterPerStream, SIZES['300B']);
-      await prefillStream(clusterAdmin, `${stream}:warm`, WARMUP['300B'], SIZES['300B']);
-    }
 
     // Every child warms up on its own group of a warm-up stream, so processes side by side
     // each get the whole warm-up workload.
@@ -107,30 +100,17 @@ async function main(): Promise<void> {
       progress(`${name}: ${Math.round(eps(result))} entries/s`);
     };
 
-    const scaleCase = async (name: string, scenario: string, processes: number) => {
-      await resetGroup(admin, streams.scale, GROUP);
-      const jobs: object[] = [];
-      for (let i = 0; i < processes; i += 1) {
-        const params = { ...base, stream: streams.scale, count: plan.scale, batch: SCALE_BATCH, consumer: `${scenario}-${i}`, shared: true };
-        jobs.push({ scenario, params, warmup: await warmup(admin, warmStreams['300B'], '300B', params) });
-      }
-      const aggregate = await withRedisFigures(serverMeter, async (atStart) => (await runSideBySide(bundle.file, jobs, atStart)).aggregate);
-      if (aggregate.entries !== plan.scale) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
-      record(name, aggregate);
-      progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate`);
-    };
-
-    const clusterCase = async (name: string, scenario: string) => {
-      const jobs: object[] = [];
-      for (const stream of clusterStreams) {
-        await resetGroup(clusterAdmin, stream, GROUP);
-        const params = { ...base, clusterNodes: redisCluster.nodes, stream, count: plan.clusterPerStream, batch: SCALE_BATCH };
-        jobs.push({ scenario, params, warmup: await warmup(clusterAdmin, `${stream}:warm`, '300B', params) });
-      }
-      const aggregate = await withRedisFigures(clusterMeter, async (atStart) => (await runSideBySide(bundle.file, jobs, atStart)).aggregate);
-      record(name, aggregate);
-      progress(`${name}: ${Math.round(eps(aggregate))} entries/s aggregate`);
-    };
+    const scale = await prepareScaleCases({
+      plan,
+      admin,
+      clusterAdmin,
+      serverUrl: server.url,
+      clusterNodes: redisCluster.nodes,
+      serverMeter,
+      clusterMeter,
+      record,
+      warmupOf: (redis, stream, params) => warmup(redis, stream, '300B', params as Omit<StreamParams, 'stream' | 'group' | 'count'>),
+    });
 
     const fillQueue = async (queueName: string, size: Size, count: number) => {
       const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: server.port } });
@@ -185,11 +165,11 @@ async function main(): Promise<void> {
       await httpCase('http_publish_single', plan.httpSingle, 1);
       await httpCase('http_publish_batch100', plan.httpBatches, 100);
       for (const processes of SCALE_PROCESSES) {
-        await scaleCase(`scale_${processes}`, 'product', processes);
-        await scaleCase(`scale_raw_verify_${processes}`, 'raw-verify', processes);
+        await scale.onOneStream(`scale_${processes}`, bundle.file, 'product', processes);
+        await scale.onOneStream(`scale_raw_verify_${processes}`, bundle.file, 'raw-verify', processes);
       }
-      await clusterCase('scale_cluster3', 'product');
-      await clusterCase('scale_raw_verify_cluster3', 'raw-verify');
+      await scale.onCluster('scale_cluster3', bundle.file, 'product');
+      await scale.onCluster('scale_raw_verify_cluster3', bundle.file, 'raw-verify');
     }
     progress(`latency: continuous mode at ${plan.latencyRate} msg/s, ${plan.latencyMessages} samples`);
     latency = await runChild(bundle.file, {

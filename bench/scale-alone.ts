@@ -15,7 +15,7 @@ import { Cluster, Redis } from 'ioredis';
 import { startRedisCluster, startRedisServer } from '../local/redis-server';
 import { prefillStream, resetGroup, tagsOnEachMaster } from './fixtures';
 import { SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Plan } from './plan';
-import { openRedisMeter, withRedisFigures } from './redis-meter';
+import { openRedisMeter, withRedisFigures, type RedisMeter } from './redis-meter';
 import { printScaleFigures } from './report';
 import type { ScenarioResult } from './scenarios/types';
 import { bundleChild, runSideBySide } from './spawn';
@@ -52,6 +52,65 @@ async function otherRevision(benchDir: string, revision: string): Promise<{ cont
   return { contender: { suffix: `@${revision}`, childFile: bundle.file }, cleanup };
 }
 
+/** What the scale-out cases run with: `npm run bench` and `--scale` each pass their own. */
+export interface ScaleContext {
+  readonly plan: Plan;
+  readonly admin: Redis;
+  readonly clusterAdmin: Cluster;
+  readonly serverUrl: string;
+  readonly clusterNodes: ReadonlyArray<{ host: string; port: number }>;
+  readonly serverMeter: RedisMeter;
+  readonly clusterMeter: RedisMeter;
+  readonly record: (name: string, result: ScenarioResult) => void;
+  /** A warm-up job on its own group of `stream` (prefilled with WARMUP['300B'] entries). */
+  readonly warmupOf: (redis: Redis | Cluster, stream: string, params: object) => Promise<object>;
+}
+
+export interface ScaleCases {
+  /** `processes` children of `childFile` sharing one stream and one group. */
+  onOneStream(name: string, childFile: string, scenario: string, processes: number): Promise<void>;
+  /** One child of `childFile` per Cluster master, each on a stream of its own. */
+  onCluster(name: string, childFile: string, scenario: string): Promise<void>;
+}
+
+/** Prefills the scale-out streams (one on the server, one per Cluster master with its warm-up stream) and returns the cases. */
+export async function prepareScaleCases(ctx: ScaleContext): Promise<ScaleCases> {
+  const { plan, admin, clusterAdmin } = ctx;
+  await prefillStream(admin, STREAM, plan.scale, SIZES['300B']);
+  const clusterStreams = (await tagsOnEachMaster(clusterAdmin, 3)).map((tag) => `bench:{${tag}}`);
+  for (const stream of clusterStreams) {
+    await prefillStream(clusterAdmin, stream, plan.clusterPerStream, SIZES['300B']);
+    await prefillStream(clusterAdmin, `${stream}:warm`, WARMUP['300B'], SIZES['300B']);
+  }
+  const described = (name: string, r: ScenarioResult) =>
+    `${name}: ${Math.round(eps(r))} entries/s aggregate, Redis ${r.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry, Node ${r.extra?.nodeCpuMicrosPerEntry?.toFixed(1)} µs/entry`;
+  return {
+    async onOneStream(name, childFile, scenario, processes) {
+      await resetGroup(admin, STREAM, GROUP);
+      const jobs: object[] = [];
+      for (let i = 0; i < processes; i += 1) {
+        const params = { redisUrl: ctx.serverUrl, group: GROUP, stream: STREAM, count: plan.scale, batch: SCALE_BATCH, consumer: `${scenario}-${i}`, shared: true };
+        jobs.push({ scenario, params, warmup: await ctx.warmupOf(admin, WARM_STREAM, params) });
+      }
+      const aggregate = await withRedisFigures(ctx.serverMeter, async (atStart) => (await runSideBySide(childFile, jobs, atStart)).aggregate);
+      if (aggregate.entries !== plan.scale) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
+      ctx.record(name, aggregate);
+      progress(described(name, aggregate));
+    },
+    async onCluster(name, childFile, scenario) {
+      const jobs: object[] = [];
+      for (const stream of clusterStreams) {
+        await resetGroup(clusterAdmin, stream, GROUP);
+        const params = { redisUrl: ctx.serverUrl, group: GROUP, clusterNodes: ctx.clusterNodes, stream, count: plan.clusterPerStream, batch: SCALE_BATCH };
+        jobs.push({ scenario, params, warmup: await ctx.warmupOf(clusterAdmin, `${stream}:warm`, params) });
+      }
+      const aggregate = await withRedisFigures(ctx.clusterMeter, async (atStart) => (await runSideBySide(childFile, jobs, atStart)).aggregate);
+      ctx.record(name, aggregate);
+      progress(described(name, aggregate));
+    },
+  };
+}
+
 export async function scaleAlone(benchDir: string, plan: Plan, against?: string): Promise<void> {
   const bundle = await bundleChild(benchDir);
   const other = against === undefined ? undefined : await otherRevision(benchDir, against);
@@ -63,7 +122,6 @@ export async function scaleAlone(benchDir: string, plan: Plan, against?: string)
   const admin = new Redis(server.url);
   const clusterAdmin = new Cluster([...redisCluster.nodes]);
   const figures = new Map<string, ScenarioResult[]>();
-  const record = (name: string, result: ScenarioResult) => figures.set(name, [...(figures.get(name) ?? []), result]);
   const loadAtStart = loadavg();
   let warmGroups = 0;
   // Every child warms up on its own group of a warm-up stream, so each gets the whole warm-up.
@@ -72,50 +130,30 @@ export async function scaleAlone(benchDir: string, plan: Plan, against?: string)
     await redis.xgroup('CREATE', stream, group, '0-0');
     return { ...params, stream, group, count: WARMUP['300B'], shared: false };
   };
-  const described = (name: string, r: ScenarioResult) =>
-    `${name}: ${Math.round(eps(r))} entries/s aggregate, Redis ${r.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry, Node ${r.extra?.nodeCpuMicrosPerEntry?.toFixed(1)} µs/entry`;
   try {
     progress(`prefilling signed entries (${plan.scale} on one stream, ${plan.clusterPerStream} on each Cluster stream)`);
-    await prefillStream(admin, STREAM, plan.scale, SIZES['300B']);
     await prefillStream(admin, WARM_STREAM, WARMUP['300B'], SIZES['300B']);
-    const clusterStreams = (await tagsOnEachMaster(clusterAdmin, 3)).map((tag) => `bench:{${tag}}`);
-    for (const stream of clusterStreams) {
-      await prefillStream(clusterAdmin, stream, plan.clusterPerStream, SIZES['300B']);
-      await prefillStream(clusterAdmin, `${stream}:warm`, WARMUP['300B'], SIZES['300B']);
-    }
-    const onOneStream = async (name: string, childFile: string, scenario: string, processes: number) => {
-      await resetGroup(admin, STREAM, GROUP);
-      const jobs: object[] = [];
-      for (let i = 0; i < processes; i += 1) {
-        const params = { redisUrl: server.url, group: GROUP, stream: STREAM, count: plan.scale, batch: SCALE_BATCH, consumer: `${scenario}-${i}`, shared: true };
-        jobs.push({ scenario, params, warmup: await warmupOf(admin, WARM_STREAM, params) });
-      }
-      const aggregate = await withRedisFigures(serverMeter, async (atStart) => (await runSideBySide(childFile, jobs, atStart)).aggregate);
-      if (aggregate.entries !== plan.scale) throw new Error(`${name}: ${aggregate.entries} of ${plan.scale} entries handled`);
-      record(name, aggregate);
-      progress(described(name, aggregate));
-    };
-    const onCluster = async (name: string, childFile: string, scenario: string) => {
-      const jobs: object[] = [];
-      for (const stream of clusterStreams) {
-        await resetGroup(clusterAdmin, stream, GROUP);
-        const params = { redisUrl: server.url, group: GROUP, clusterNodes: redisCluster.nodes, stream, count: plan.clusterPerStream, batch: SCALE_BATCH };
-        jobs.push({ scenario, params, warmup: await warmupOf(clusterAdmin, `${stream}:warm`, params) });
-      }
-      const aggregate = await withRedisFigures(clusterMeter, async (atStart) => (await runSideBySide(childFile, jobs, atStart)).aggregate);
-      record(name, aggregate);
-      progress(described(name, aggregate));
-    };
+    const cases = await prepareScaleCases({
+      plan,
+      admin,
+      clusterAdmin,
+      serverUrl: server.url,
+      clusterNodes: redisCluster.nodes,
+      serverMeter,
+      clusterMeter,
+      record: (name, result) => figures.set(name, [...(figures.get(name) ?? []), result]),
+      warmupOf,
+    });
     for (let rep = 0; rep < plan.reps; rep += 1) {
       progress(`repetition ${rep + 1}/${plan.reps} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
       // The contenders swap order every repetition: neither always runs right after raw_verify.
       const order = rep % 2 === 0 ? contenders : [...contenders].reverse();
       for (const processes of SCALE_PROCESSES) {
-        for (const { suffix, childFile } of order) await onOneStream(`scale_${processes}${suffix}`, childFile, 'product', processes);
-        await onOneStream(`scale_raw_verify_${processes}`, bundle.file, 'raw-verify', processes);
+        for (const { suffix, childFile } of order) await cases.onOneStream(`scale_${processes}${suffix}`, childFile, 'product', processes);
+        await cases.onOneStream(`scale_raw_verify_${processes}`, bundle.file, 'raw-verify', processes);
       }
-      for (const { suffix, childFile } of order) await onCluster(`scale_cluster3${suffix}`, childFile, 'product');
-      await onCluster('scale_raw_verify_cluster3', bundle.file, 'raw-verify');
+      for (const { suffix, childFile } of order) await cases.onCluster(`scale_cluster3${suffix}`, childFile, 'product');
+      await cases.onCluster('scale_raw_verify_cluster3', bundle.file, 'raw-verify');
     }
   } finally {
     admin.disconnect();
