@@ -351,6 +351,11 @@ async function flowAlone(): Promise<void> {
   printFlowFigures(figures, loadavg());
 }
 
+if (process.argv.includes('--against') && (!scaleOnly || againstRevision() === undefined || againstRevision()!.startsWith('--'))) {
+  console.error('bench: --against REV goes with --scale and names a revision (e.g. npm run bench -- --scale --against 8f0e0f9)');
+  process.exit(2);
+}
+
 (reportFrom
   ? Promise.resolve().then(() => reportAgain(reportFrom))
   : commandsOnly

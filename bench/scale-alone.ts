@@ -38,7 +38,12 @@ interface Contender {
  * node_modules linked in, so its bundle resolves the same packages), bundled by its own code.
  */
 async function otherRevision(benchDir: string, revision: string): Promise<{ contender: Contender; cleanup: () => void }> {
-  const commit = execFileSync('git', ['rev-parse', '--verify', `${revision}^{commit}`], { cwd: benchDir, encoding: 'utf8' }).trim();
+  let commit: string;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--verify', '--quiet', `${revision}^{commit}`], { cwd: benchDir, encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error(`--against ${revision}: not a commit of this repository (git rev-parse found none)`);
+  }
   const tree = join(benchDir, '.build', `against-${commit.slice(0, 12)}`);
   if (!existsSync(tree)) execFileSync('git', ['worktree', 'add', '--detach', tree, commit], { cwd: benchDir, stdio: 'ignore' });
   const modules = join(tree, 'node_modules');
@@ -112,8 +117,9 @@ export async function prepareScaleCases(ctx: ScaleContext): Promise<ScaleCases> 
 }
 
 export async function scaleAlone(benchDir: string, plan: Plan, against?: string): Promise<void> {
-  const bundle = await bundleChild(benchDir);
+  // The other revision first: a name git does not know fails here, with nothing to clean up.
   const other = against === undefined ? undefined : await otherRevision(benchDir, against);
+  const bundle = await bundleChild(benchDir);
   const contenders: Contender[] = [{ suffix: '', childFile: bundle.file }, ...(other ? [other.contender] : [])];
   const server = await startRedisServer();
   const redisCluster = await startRedisCluster(3);
