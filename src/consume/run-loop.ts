@@ -4,9 +4,11 @@
  * While round N is handled, one exchange beside it carries the settle of round N−1 and the
  * claim of round N+1, so Redis works while Node handles, and a steady round costs one round
  * trip. A flow run over TCP sends round N's settle on its own once N is decided, behind that
- * exchange (`#settling`, landed before anything else goes out): two round trips, and Redis
- * returns the leases while Node lands the claim. Every exchange goes through one codec (exchange.ts): what was sent, and what came
- * back part by part — settled, claimed, taken despite an error.
+ * exchange (`#settling`): two round trips, and Redis returns the leases while Node lands the
+ * claim and handles round N+1; that answer is landed once N+1 is decided (or by the stop
+ * path), so Node never waits for the lease work. Every exchange goes through one codec
+ * (exchange.ts): what was sent, and what came back part by part — settled, claimed, taken
+ * despite an error.
  *
  * The state a stop needs is kept in fields as the run goes, never worked out again: the
  * round whose settle is not answered yet (`#carried`), the round just decided (`#current`),
@@ -127,8 +129,9 @@ export class RunLoop {
 
   /**
    * A round's settle sent on its own as soon as the round was decided, behind the exchange
-   * beside it on the same connection (flow runs over TCP: see #settlesEarly). It is landed
-   * before anything else is sent, and by the stop path.
+   * beside it on the same connection (flow runs over TCP: see #settlesEarly). The next round's
+   * exchange goes out behind it unanswered, as a carried settle goes out beside a claim; it is
+   * landed once that round is decided, before the next settle is sent, and by the stop path.
    */
   #settling: { readonly round: Unsettled; readonly outcome: Promise<ExchangeOutcome> } | undefined;
   /** The exchange out beside the round being handled (it never rejects). */
@@ -197,7 +200,6 @@ export class RunLoop {
 
   /** Handles one batch while the exchange beside it settles the previous round and claims the next; the next batch, or undefined to stop. */
   async #round(batch: Batch): Promise<Batch | undefined> {
-    await this.#landSettling();
     const startedAt = this.#deps.now();
     const { claim } = batch;
     const carried = this.#takeCarried();
@@ -215,13 +217,15 @@ export class RunLoop {
     this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
     for (const entry of decided.held) this.#heldEntries.set(entry.id, heldEntry(entry, batch.claimedAt));
     this.#decidedRounds += 1;
+    // The previous round's settle, sent on its own, answered while this round was handled.
+    await this.#landSettling();
     const current: Unsettled = {
       tally: roundReport(decided, NOTHING_SETTLED, claim, 0, 0),
       settle: settleCall(this.#config, decided.decisions, this.#leases?.returnedBy(decided.decisions, decided.handedOver)),
       startedAt,
       unstarted: decided.unstarted,
     };
-    const early = beside !== undefined && this.#settlesEarly(current);
+    const early = beside !== undefined && !this.#failed && this.#settlesEarly(current);
     if (early) this.#settling = { round: current, outcome: exchange(this.#port, this.#config, { settles: [current.settle!] }) };
     else this.#current = current;
 
