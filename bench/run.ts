@@ -25,7 +25,7 @@ import { Cluster, Redis } from 'ioredis';
 import { startRedisCluster, startRedisServer } from '../local/redis-server';
 import { measureColdImport, type ColdImport } from './cold-import';
 import { jsonPayload, prefillStream, resetGroup } from './fixtures';
-import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Size } from './plan';
+import { FULL, LATENCY_WARMUP_MESSAGES, QUICK, SCALE_BATCH, SCALE_PROCESSES, SIZES, WARM_STREAM_ENTRIES, WARMUP, warmupEntries, type Size } from './plan';
 import { openRedisMeter, withRedisFigures } from './redis-meter';
 import { measureCommandCosts, type CommandCosts } from './scenarios/command-cost';
 import { commandCostRatios, printBackoffFigures, printCommandCosts, printFlowFigures, report, type RunContext } from './report';
@@ -79,22 +79,26 @@ async function main(): Promise<void> {
     await prefillStream(admin, streams['64KiB'], plan.large, SIZES['64KiB']);
     await prefillStream(admin, streams.perMessage, plan.perMessage, SIZES['300B']);
     await prefillStream(admin, streams.rest, plan.rest, SIZES['300B']);
-    for (const size of ['300B', '64KiB'] as const) await prefillStream(admin, warmStreams[size], WARMUP[size], SIZES[size]);
+    await prefillStream(admin, warmStreams['300B'], WARM_STREAM_ENTRIES, SIZES['300B']);
+    await prefillStream(admin, warmStreams['64KiB'], WARMUP['64KiB'], SIZES['64KiB']);
 
     // Every child warms up on its own group of a warm-up stream, so processes side by side
     // each get the whole warm-up workload.
     let warmGroups = 0;
-    const warmup = async (redis: Redis | Cluster, stream: string, size: Size, params: Omit<StreamParams, 'stream' | 'group' | 'count'>) => {
+    const warmup = async (redis: Redis | Cluster, stream: string, count: number, params: Omit<StreamParams, 'stream' | 'group' | 'count'>) => {
       const group = `warm-${(warmGroups += 1)}`;
       await redis.xgroup('CREATE', stream, group, '0-0');
-      return { ...params, stream, group, count: WARMUP[size], shared: false };
+      return { ...params, stream, group, count, shared: false };
     };
+    // TCP consumers of small entries warm up for WARMUP_ROUNDS rounds (plan.ts); a REST run's
+    // rounds are round trips to the REST server, and 64 KiB entries are few per run.
+    const warmupCount = (scenario: string, size: Size, batch: number) => (size === '300B' && scenario !== 'rest' ? warmupEntries(batch) : WARMUP[size]);
 
     const streamCase = async (name: string, scenario: string, stream: string, size: Size, count: number, batch: number, options: CaseOptions = {}) => {
       await resetGroup(admin, stream, GROUP);
       if (options.crashedBacklog) await crashedBacklog(admin, stream, count);
       const params = { ...base, stream, count, batch, backoff: options.backoff };
-      const job = { scenario, params, warmup: await warmup(admin, warmStreams[size], size, { ...base, batch }) };
+      const job = { scenario, params, warmup: await warmup(admin, warmStreams[size], warmupCount(scenario, size, batch), { ...base, batch }) };
       const result = await withRedisFigures(serverMeter, (atStart) => runChild(bundle.file, job, atStart));
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} entries/s`);
@@ -109,7 +113,7 @@ async function main(): Promise<void> {
       serverMeter,
       clusterMeter,
       record,
-      warmupOf: (redis, stream, params) => warmup(redis, stream, '300B', params as Omit<StreamParams, 'stream' | 'group' | 'count'>),
+      warmupOf: (redis, stream, params) => warmup(redis, stream, warmupEntries(SCALE_BATCH), params as Omit<StreamParams, 'stream' | 'group' | 'count'>),
     });
 
     const fillQueue = async (queueName: string, size: Size, count: number) => {
@@ -255,7 +259,7 @@ async function backoffAlone(): Promise<void> {
   try {
     progress('prefilling signed entries');
     await prefillStream(admin, 'bench:300B', plan.small, SIZES['300B']);
-    await prefillStream(admin, 'bench:warm:300B', WARMUP['300B'], SIZES['300B']);
+    await prefillStream(admin, 'bench:warm:300B', WARM_STREAM_ENTRIES, SIZES['300B']);
     let warmGroups = 0;
     const run = async (name: string, options: CaseOptions) => {
       await resetGroup(admin, 'bench:300B', GROUP);
@@ -263,7 +267,7 @@ async function backoffAlone(): Promise<void> {
       const group = `warm-${(warmGroups += 1)}`;
       await admin.xgroup('CREATE', 'bench:warm:300B', group, '0-0');
       const params = { redisUrl: server.url, group: GROUP, stream: 'bench:300B', count: plan.small, batch: 100, backoff: options.backoff };
-      const warmup = { ...params, stream: 'bench:warm:300B', group, count: WARMUP['300B'], shared: false };
+      const warmup = { ...params, stream: 'bench:warm:300B', group, count: warmupEntries(params.batch), shared: false };
       const result = await withRedisFigures(meter, (atStart) => runChild(bundle.file, { scenario: 'product', params, warmup }, atStart));
       figures.set(name, [...(figures.get(name) ?? []), result]);
       progress(`${name}: ${Math.round(eps(result))} entries/s, Redis ${result.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry`);
@@ -298,17 +302,17 @@ async function flowAlone(): Promise<void> {
   const warmupOf = async (params: StreamParams) => {
     const group = `warm-${(warmGroups += 1)}`;
     await admin.xgroup('CREATE', 'bench:warm:flow', group, '0-0');
-    return { ...params, stream: 'bench:warm:flow', group, count: WARMUP['300B'], shared: false };
+    return { ...params, stream: 'bench:warm:flow', group, count: warmupEntries(params.batch), shared: false };
   };
   try {
     progress('prefilling signed entries: no flow key, 1,000 flow keys, 10 flow keys');
-    await prefillStream(admin, 'bench:300B', plan.small, SIZES['300B']);
-    await prefillStream(admin, 'bench:flow:300B', plan.small, SIZES['300B'], 1_000);
+    await prefillStream(admin, 'bench:300B', plan.flow, SIZES['300B']);
+    await prefillStream(admin, 'bench:flow:300B', plan.flow, SIZES['300B'], 1_000);
     await prefillStream(admin, 'bench:hot:300B', plan.hot, SIZES['300B'], 10);
-    await prefillStream(admin, 'bench:warm:flow', WARMUP['300B'], SIZES['300B'], 1_000);
+    await prefillStream(admin, 'bench:warm:flow', WARM_STREAM_ENTRIES, SIZES['300B'], 1_000);
     const single = async (name: string, stream: string, flow?: StreamParams['flow'], rateLimit?: StreamParams['rateLimit']) => {
       await resetGroup(admin, stream, GROUP);
-      const params: StreamParams = { redisUrl: server.url, group: GROUP, stream, count: plan.small, batch: 100, flow, rateLimit };
+      const params: StreamParams = { redisUrl: server.url, group: GROUP, stream, count: plan.flow, batch: 100, flow, rateLimit };
       const result = await withRedisFigures(meter, async (atStart) => runChild(bundle.file, { scenario: 'product', params, warmup: await warmupOf(params) }, atStart));
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} entries/s, Redis ${result.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry`);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { startRedisCluster, startRedisServer } from '../local/redis-server';
 import { prefillStream, resetGroup, tagsOnEachMaster } from './fixtures';
-import { SCALE_BATCH, SCALE_PROCESSES, SIZES, WARMUP, type Plan } from './plan';
+import { SCALE_BATCH, SCALE_PROCESSES, SIZES, WARM_STREAM_ENTRIES, warmupEntries, type Plan } from './plan';
 import { openRedisMeter, withRedisFigures, type RedisMeter } from './redis-meter';
 import { printScaleFigures } from './report';
 import type { ScenarioResult } from './scenarios/types';
@@ -67,7 +67,7 @@ export interface ScaleContext {
   readonly serverMeter: RedisMeter;
   readonly clusterMeter: RedisMeter;
   readonly record: (name: string, result: ScenarioResult) => void;
-  /** A warm-up job on its own group of `stream` (prefilled with WARMUP['300B'] entries). */
+  /** A warm-up job on its own group of `stream` (prefilled with WARM_STREAM_ENTRIES entries). */
   readonly warmupOf: (redis: Redis | Cluster, stream: string, params: object) => Promise<object>;
 }
 
@@ -85,7 +85,7 @@ export async function prepareScaleCases(ctx: ScaleContext): Promise<ScaleCases> 
   const clusterStreams = (await tagsOnEachMaster(clusterAdmin, 3)).map((tag) => `bench:{${tag}}`);
   for (const stream of clusterStreams) {
     await prefillStream(clusterAdmin, stream, plan.clusterPerStream, SIZES['300B']);
-    await prefillStream(clusterAdmin, `${stream}:warm`, WARMUP['300B'], SIZES['300B']);
+    await prefillStream(clusterAdmin, `${stream}:warm`, WARM_STREAM_ENTRIES, SIZES['300B']);
   }
   const described = (name: string, r: ScenarioResult) =>
     `${name}: ${Math.round(eps(r))} entries/s aggregate, Redis ${r.redis?.cpuMicrosPerEntry.toFixed(2)} µs/entry, Node ${r.extra?.nodeCpuMicrosPerEntry?.toFixed(1)} µs/entry`;
@@ -134,11 +134,11 @@ export async function scaleAlone(benchDir: string, plan: Plan, against?: string)
   const warmupOf = async (redis: Redis | Cluster, stream: string, params: object) => {
     const group = `warm-${(warmGroups += 1)}`;
     await redis.xgroup('CREATE', stream, group, '0-0');
-    return { ...params, stream, group, count: WARMUP['300B'], shared: false };
+    return { ...params, stream, group, count: warmupEntries(SCALE_BATCH), shared: false };
   };
   try {
     progress(`prefilling signed entries (${plan.scale} on one stream, ${plan.clusterPerStream} on each Cluster stream)`);
-    await prefillStream(admin, WARM_STREAM, WARMUP['300B'], SIZES['300B']);
+    await prefillStream(admin, WARM_STREAM, WARM_STREAM_ENTRIES, SIZES['300B']);
     const cases = await prepareScaleCases({
       plan,
       admin,
