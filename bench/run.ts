@@ -74,13 +74,20 @@ async function main(): Promise<void> {
 
     progress('prefilling signed entries');
     const streams = { '300B': 'bench:300B', '64KiB': 'bench:64KiB', perMessage: 'bench:per-message', rest: 'bench:rest' };
-    const warmStreams: Record<Size, string> = { '300B': 'bench:warm:300B', '64KiB': 'bench:warm:64KiB' };
     await prefillStream(admin, streams['300B'], plan.small, SIZES['300B']);
     await prefillStream(admin, streams['64KiB'], plan.large, SIZES['64KiB']);
     await prefillStream(admin, streams.perMessage, plan.perMessage, SIZES['300B']);
     await prefillStream(admin, streams.rest, plan.rest, SIZES['300B']);
-    await prefillStream(admin, warmStreams['300B'], WARM_STREAM_ENTRIES, SIZES['300B']);
-    await prefillStream(admin, warmStreams['64KiB'], WARMUP['64KiB'], SIZES['64KiB']);
+    // A warm-up drains its stream (the product checks it acked every entry), so each warm-up
+    // length has a stream of exactly that many entries, prefilled on first use.
+    const warmStreamsFilled = new Map<string, Promise<void>>();
+    const warmStream = async (size: Size, count: number): Promise<string> => {
+      const stream = size === '300B' && count === WARM_STREAM_ENTRIES ? 'bench:warm:300B' : `bench:warm:${size}:${count}`;
+      if (!warmStreamsFilled.has(stream)) warmStreamsFilled.set(stream, prefillStream(admin, stream, count, SIZES[size]));
+      await warmStreamsFilled.get(stream);
+      return stream;
+    };
+    await warmStream('300B', WARM_STREAM_ENTRIES);
 
     // Every child warms up on its own group of a warm-up stream, so processes side by side
     // each get the whole warm-up workload.
@@ -98,7 +105,8 @@ async function main(): Promise<void> {
       await resetGroup(admin, stream, GROUP);
       if (options.crashedBacklog) await crashedBacklog(admin, stream, count);
       const params = { ...base, stream, count, batch, backoff: options.backoff };
-      const job = { scenario, params, warmup: await warmup(admin, warmStreams[size], warmupCount(scenario, size, batch), { ...base, batch }) };
+      const warmCount = warmupCount(scenario, size, batch);
+      const job = { scenario, params, warmup: await warmup(admin, await warmStream(size, warmCount), warmCount, { ...base, batch }) };
       const result = await withRedisFigures(serverMeter, (atStart) => runChild(bundle.file, job, atStart));
       record(name, result);
       progress(`${name}: ${Math.round(eps(result))} entries/s`);
