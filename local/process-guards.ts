@@ -38,11 +38,13 @@ export function terminateOnExit(pids: readonly number[]): () => void {
 export const PARENT_POLL_MS = 500;
 
 /**
- * Calls `onOrphaned(parentPid)` once, when this process's parent is no longer the one it had
- * at the call; the returned function stops watching. The timer does not keep the process alive.
+ * Calls `onOrphaned(parent)` once, when this process's parent is no longer `parent`; the
+ * returned function stops watching. The timer does not keep the process alive. Pass the parent
+ * read when the process started: read at the call, a wrapper that died before it (while the
+ * stack was starting, or in the instant after it said so) would be missed for good, the new
+ * parent taken for the one to watch.
  */
-export function watchParent(onOrphaned: (parentPid: number) => void, intervalMs = PARENT_POLL_MS): () => void {
-  const parent = process.ppid;
+export function watchParent(onOrphaned: (parentPid: number) => void, parent: number = process.ppid, intervalMs = PARENT_POLL_MS): () => void {
   const timer = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(timer);

@@ -31,6 +31,8 @@ function curlExample(apiUrl: string, tokenEnv: string): string {
 
 export async function devCommand(ctx: CommandContext): Promise<void> {
   const { args, io, loaded } = ctx;
+  // Read before anything is started: the wrapper may die while the stack starts.
+  const parent = process.ppid;
   if (args.positionals.length > 0) throw new UsageError('dev takes no arguments');
   const port = portOption(args.string('port'));
   const demo = isLocalDemo(loaded.module.demo) ? loaded.module.demo : undefined;
@@ -62,10 +64,10 @@ export async function devCommand(ctx: CommandContext): Promise<void> {
     if (demo && !args.flag('no-demo')) await stack.placeDemoOrders();
     await new Promise<void>((resolve) => {
       if (io.signal.aborted) return resolve();
-      const unwatch = watchParent((parent) => {
-        io.err(`the process that started the stack (pid ${parent}) is gone`);
+      const unwatch = watchParent((gone) => {
+        io.err(`the process that started the stack (pid ${gone}) is gone`);
         resolve();
-      });
+      }, parent);
       io.signal.addEventListener('abort', () => (unwatch(), resolve()), { once: true });
     });
     io.err('stopping…');
