@@ -6,9 +6,9 @@
  * trip. A flow run over TCP sends round N's settle on its own once N is decided, behind that
  * exchange (`#settling`): two round trips, and Redis returns the leases while Node lands the
  * claim and handles round N+1; that answer is landed once N+1 is decided (or by the stop
- * path), so Node never waits for the lease work. Every exchange goes through one codec
- * (exchange.ts): what was sent, and what came back part by part — settled, claimed, taken
- * despite an error.
+ * path), so Node waits for the lease work only when it outlasts a round. Every exchange
+ * goes through one codec (exchange.ts): what was sent, and what came back part by part —
+ * settled, claimed, taken despite an error.
  *
  * The state a stop needs is kept in fields as the run goes, never worked out again: the
  * round whose settle is not answered yet (`#carried`), the round just decided (`#current`),
