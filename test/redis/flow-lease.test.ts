@@ -261,7 +261,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(await admin.exists(leaseKey())).toBe(0);
   });
 
-  it('handles the next round while a settle sent on its own is still unanswered: Node never waits for the lease work', async () => {
+  it('handles the next round while a settle sent on its own is still unanswered: Node does not wait for the lease work first', async () => {
     const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
     await appendKeyed(keys, 6);
     // Every settle sent on its own (one settle.lua call, nothing beside it) is answered 150 ms late.
