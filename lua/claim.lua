@@ -90,7 +90,9 @@
   ARGV[6]  '1' when the run holds nothing else: then one entry larger than the allowance may
            be taken alone (SPEC §5.1)
   ARGV[7]  fresh entries asked for
-  ARGV[8]  'none' | 'lua' | 'native'
+  ARGV[8]  'none' | 'lua' | 'native' | 'park' (the second call of a native claim with flow
+           leases: only KEYS[1], KEYS[5] and ARGV[1..3] are read; see "Native reads with flow
+           leases")
   ARGV[9]  retry backoff: 'fixed' | 'exponential'
   ARGV[10] retry base, ms (>= min idle)
   ARGV[11] retry factor (exponential)
@@ -108,7 +110,7 @@
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
            fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh,
-           rate_limited, fresh_asked, ready_more, parked_limited }
+           rate_limited, fresh_asked, ready_more, parked_limited, parked_native }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
     deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
@@ -139,6 +141,8 @@
                      ready: the next claim has entries to serve (a drain goes on), else 0
     parked_limited   of the parked, those whose key's rate limit had no room (or a handler's
                      hold kept the key), at its front or queued behind: waiting on a limit
+    parked_native    ids of the parked among the entries the native read beside delivers
+                     (flow leases, fresh_via 'native'): the client drops them
 
   Rate limit (SPEC §5.7, with T > 0): GCRA on the Redis clock, one theoretical arrival time
   (TAT) per group in KEYS[12]. Before anything is read, the room is how many entries may start
@@ -174,8 +178,21 @@
   taken at once, a head only when due (otherwise the key waits for it: the cursor pass takes
   the head when it is due, and its settle makes the key ready again); a key served with more
   waiting goes to the back of the queue (one the byte allowance stopped keeps its place).
-  Entries without a key are admitted as before. A fresh read never goes native with flow on:
-  the entries must pass through here.
+  Entries without a key are admitted as before.
+
+  Native reads with flow leases. The fresh entries need not pass through here: the writers
+  record every entry that names a flow key, with its position in the stream
+  (lib/record-size.lua), so when the native proof holds and every append since the counts
+  started over was made by such a writer ('flow_recorded' = 'appended'), the records say
+  which of the next min(count, lag) entries name which key. Those entries are admitted
+  before the read beside delivers them; the ones to park are listed in one entry of the
+  gate stream (in notes of up to 1,000 ids; the gate's group is moved past them, so the read delivers none of the gate),
+  the read then delivers every entry of the window, and a second call of this script in the
+  same transaction (ARGV[8] = 'park', the first lines below) puts the listed ones back in the
+  PEL as a parked entry is put back here (count 0, idle minIdle). The reply names them
+  (parked_native) and the client drops them from what the read delivered; they count in
+  `bytes`, as every entry of the read does. A claim whose ready pass took part of the fresh
+  count reads through Lua instead: the read beside asks for ARGV[7] entries, no fewer.
 
   Fair batches (SPEC §5.7, with a share s = ARGV[21] > 0): one claim admits at most s entries
   of one key, whichever way they came (ready queue, cursor pass, fresh read); the rest of the
@@ -189,7 +206,8 @@
   past a hot key's burst, and every entry over the share is parked (put back in this
   consumer's PEL, a queue member and a deferral record: ~200 B of Redis memory each, and an
   XCLAIM, a ZADD and an HSET now, a ZRANGEBYLEX, an XPENDING, an XCLAIM and a ZREM when served).
-  A run's memory is untouched: parked entries are never returned.
+  A run's memory is untouched by parked entries, but for those of a native read, which it
+  drops from the read's reply (they count in the claim's bytes, as every read entry does).
 
   Scheduled events (SPEC §5.6). Before anything else reads the stream, the due ones are moved
   into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
@@ -200,6 +218,22 @@
   due_at(id, deliveries, idle, not_before) is the due rule for any pending entry (a key's
   head, SPEC §5.7).
 ]]
+-- ---- the second call of a native claim with flow leases: the parked entries of the read go back
+if ARGV[8] == 'park' then
+  local put_back = {}
+  for _, note in ipairs(redis.call('XRANGE', KEYS[5], '-', '+')) do
+    local fields = note[2]
+    for i = 2, #fields, 2 do put_back[#put_back + 1] = fields[i] end
+  end
+  -- As a fresh entry parked in the first call would be: count 0, due once nothing defers it.
+  for first = 1, #put_back, 1000 do
+    local call = { 'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0 }
+    for i = first, math.min(first + 999, #put_back) do call[#call + 1] = put_back[i] end
+    for _, word in ipairs({ 'IDLE', ARGV[3], 'RETRYCOUNT', 0, 'JUSTID' }) do call[#call + 1] = word end
+    redis.call(unpack(call))
+  end
+  return #put_back
+end
 -- #include lib/schedule-move.lua
 -- #include lib/stream-id.lua
 -- #include lib/flow-admit.lua
@@ -214,8 +248,6 @@ local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11],
 local flow_strict = ARGV[18] == '1'
 local flow_share = tonumber(ARGV[21]) or 0
 local rate_per_key = ARGV[22] == '1' and flow_token ~= ''
--- Entries read natively never pass through this script: with flow on, every read is here.
-if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19]), tonumber(ARGV[20])
 -- A native read would start entries the rate limit never counted.
 if rate_interval > 0 and fresh_mode == 'native' then fresh_mode = 'lua' end
@@ -577,6 +609,8 @@ if reclaim_count > 0 then
 end
 
 -- ---- 2. fresh entries
+-- With flow leases and a native read: { id, flow key } of each keyed entry the read will deliver.
+local native_keyed = {}
 -- Every group has read the whole stream: nothing unread is of unknown size, the counts may start over.
 local function adopt()
   local ok, flat = pcall(redis.call, 'XINFO', 'STREAM', stream)
@@ -588,7 +622,7 @@ local function adopt()
   local added = info['entries-added']
   if type(added) ~= 'number' then return false end
   redis.call('DEL', large_key)
-  redis.call('HSET', sizes_key, 'appended', added, 'large', 0, 'trimmed', added - redis.call('XLEN', stream))
+  redis.call('HSET', sizes_key, 'appended', added, 'large', 0, 'trimmed', added - redis.call('XLEN', stream), 'flow_recorded', added)
   return true
 end
 
@@ -598,17 +632,31 @@ local function proven_bytes(count)
   if mine == nil then return nil end
   local lag, entries_read = mine['lag'], mine['entries-read']
   if type(lag) ~= 'number' or type(entries_read) ~= 'number' or lag < 0 then return adopt() and 0 or nil end
-  local counted = redis.call('HMGET', sizes_key, 'appended', 'large', 'trimmed')
+  local counted = redis.call('HMGET', sizes_key, 'appended', 'large', 'trimmed', 'flow_recorded')
   local appended, large, trimmed = tonumber(counted[1] or '0'), tonumber(counted[2] or '0'), tonumber(counted[3] or '0')
   local intact = appended == entries_read + lag and redis.call('XLEN', stream) + trimmed == appended and redis.call('ZCARD', large_key) == large
+  -- With flow leases, every entry must have been recorded with its flow key (lib/record-size.lua).
+  local keyed = flow_token ~= '' and fresh_mode == 'native'
+  if keyed and tonumber(counted[4] or '0') ~= appended then intact = false end
   if not intact then return adopt() and 0 or nil end
   local window = math.min(count, lag)
   if window == 0 then return 0 end
   local records = redis.call('ZRANGEBYLEX', large_key, '(' .. padded_id(mine['last-delivered-id']) .. '~', '+', 'LIMIT', 0, window)
   local bytes = (window - #records) * SMALL
   for _, record in ipairs(records) do bytes = bytes + tonumber(string.match(record, ' (%d+)$')) end
-  if taken + bytes <= allowance or (window == 1 and alone and taken == 0) then return bytes end
-  return nil
+  if not (taken + bytes <= allowance or (window == 1 and alone and taken == 0)) then return nil end
+  if keyed then
+    -- The keyed entries the read will deliver: records in id order, so those in the window
+    -- (position up to entries-read + window) come first.
+    for _, record in ipairs(records) do
+      local padded, position, key = string.match(record, '^(%S+) (%d+) (.*) %d+$')
+      if padded then
+        if tonumber(position) > entries_read + window then break end
+        native_keyed[#native_keyed + 1] = { unpadded_id(padded), key }
+      end
+    end
+  end
+  return bytes
 end
 
 -- XREADGROUP here in one step, for a read proven to fit: nothing can go back, and the reply
@@ -674,6 +722,8 @@ end
 local fresh_via, fresh = 'none', {}
 -- What the reclaim took counts against the rate limit's room.
 if rate_room then fresh_count = math.min(fresh_count, math.max(0, rate_room - #reclaimed)) end
+-- The read beside asks for ARGV[7]: a count the ready pass lowered is read here.
+if fresh_mode == 'native' and ready_extra > 0 then fresh_mode = 'lua' end
 if fresh_mode == 'native' then
   local bound = proven_bytes(fresh_count)
   if bound then
@@ -713,11 +763,13 @@ local function flow_keys_of(entries)
   return keys
 end
 
-if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
+local parked_native = {}
+if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0 or #native_keyed > 0) then
   local now, expires, limit = redis_now(), redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
-  local reclaimed_keys, fresh_keys = flow_keys_of(reclaimed), flow_keys_of(fresh)
+  local reclaimed_keys, fresh_keys, native_keys = flow_keys_of(reclaimed), flow_keys_of(fresh), {}
+  for i, keyed in ipairs(native_keyed) do native_keys[i] = keyed[2] end
   local states, touched = {}, {}
-  for _, keys in ipairs({ reclaimed_keys, fresh_keys }) do
+  for _, keys in ipairs({ reclaimed_keys, fresh_keys, native_keys }) do
     for _, key in ipairs(keys) do
       if key ~= '' and not states[key] then
         states[key] = true
@@ -802,6 +854,24 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     end
   end
   fresh, parked_fresh, parked = kept_fresh, #parked_ids, parked + #parked_ids
+  -- Entries the native read beside will deliver: those to park are listed in the gate, for the
+  -- second call of this script to put back once the read has delivered them (see the header).
+  for _, keyed in ipairs(native_keyed) do
+    if not admit(keyed[1], keyed[2]) then parked_native[#parked_native + 1] = keyed[1] end
+  end
+  if #parked_native > 0 then
+    for first = 1, #parked_native, HASH_CHUNK do
+      local note = { 'XADD', gate_key, '*' }
+      for i = first, math.min(first + HASH_CHUNK - 1, #parked_native) do
+        note[#note + 1] = 'id'
+        note[#note + 1] = parked_native[i]
+      end
+      redis.call(unpack(note))
+    end
+    -- The read beside delivers nothing of the gate: its group starts past the note.
+    redis.call('XGROUP', 'SETID', gate_key, group, '$')
+    parked_fresh, parked = parked_fresh + #parked_native, parked + #parked_native
+  end
   -- Fresh ones had no delivery before this claim: count 0, due once nothing defers them.
   for first = 1, #parked_ids, HASH_CHUNK do
     local put_back = { 'XCLAIM', stream, group, consumer, 0 }
@@ -835,4 +905,5 @@ if ready_served + ready_added > 0 and redis.call('ZCARD', ready_key) > 0 then re
 return {
   next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved,
   parked, parked_fresh, rate_limited, fresh_via == 'none' and 0 or fresh_count, ready_more, parked_limited,
+  parked_native,
 }

@@ -43,7 +43,8 @@
   KEYS[1]    source stream (must equal each record's source_stream)
   KEYS[2]    dead-letter stream
   KEYS[3]    the source stream's sizes hash, KEYS[4] its large-entry set: the appended entry's
-             size is recorded as append.lua records it (claim.lua relies on every writer doing so)
+             size (and flow key) is recorded as every writer records it (lib/record-size.lua; claim.lua
+             relies on every writer doing so)
   KEYS[4+i]  the marker key of the i-th record (computed by the caller from the record's group
              and source_entry_id: <prefix><group>:<source_entry_id>)
   ARGV[i]    the i-th DLT record id
@@ -53,6 +54,7 @@
     new_entry_id  '' unless redriven
     detail  '' unless unrestorable: one of the reasons above
 ]]
+-- #include lib/record-size.lua
 local stream, dlt, sizes_key, large_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local PREFIX = 'orig_'
 local PACKED_FIELD = 'packed_original'
@@ -79,19 +81,6 @@ end
 local function xadd_all(key, values)
   local first = math.max(1, #values - UNPACK_MAX + 1)
   return xadd_prepending(first - 1, values, key, unpack(values, first, #values))
-end
-
--- The size record append.lua keeps for every entry (see there).
-local SMALL = 1024
-local function record_size(id, values)
-  local bytes = #id
-  for i = 1, #values do bytes = bytes + #values[i] end
-  redis.call('HINCRBY', sizes_key, 'appended', 1)
-  if bytes > SMALL then
-    local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-    redis.call('ZADD', large_key, 0, string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq .. ' ' .. bytes)
-    redis.call('HINCRBY', sizes_key, 'large', 1)
-  end
 end
 
 -- The packed flat field/value array, or nil when the value is anything else.
@@ -149,7 +138,7 @@ for i, record_id in ipairs(ARGV) do
     original, status, detail = original_of(found[1][2])
     if original then
       new_id = xadd_all(stream, original)
-      record_size(new_id, original)
+      record_entry_size(sizes_key, large_key, new_id, original, 1)
       redis.call('DEL', marker)
       redis.call('XDEL', dlt, record_id)
       status, detail = 'redriven', ''

@@ -19,6 +19,15 @@
     values     the entry's field, value pairs as a flat array (ARGV itself may be passed)
     first      index in values of the first field name (the entry is values[first..#values])
   The size counted is what a claim counts: the id, and every field name and value.
+
+  Flow keys (SPEC §5.7). An entry that names a flow key (its last `flow_key` field, the value
+  the client and claim.lua read; '' names none) leaves a record too, whatever its size:
+  member = '<padded id> <position> <key> <bytes>', where position is the entry's number in
+  the stream (the 'appended' count after it: Redis's entries-added while the counts are
+  intact, claim.lua's proof). A claim with flow leases then knows which of the next entries
+  name which key without copying them through Lua, and admits or parks them before a native
+  read delivers them. 'flow_recorded' counts the appends of writers that keep these records:
+  a claim relies on them only while it equals 'appended' (an older writer records none).
 ]]
 -- #include lib/stream-id.lua
 
@@ -26,10 +35,17 @@
 local RECORD_SIZE_SMALL = 1024
 
 local function record_entry_size(sizes_key, large_key, id, values, first)
-  local bytes = #id
+  local bytes, flow_key = #id, ''
   for i = first, #values do bytes = bytes + #values[i] end
-  redis.call('HINCRBY', sizes_key, 'appended', 1)
-  if bytes > RECORD_SIZE_SMALL then
+  for i = first, #values - 1, 2 do
+    if values[i] == 'flow_key' then flow_key = values[i + 1] end
+  end
+  local position = redis.call('HINCRBY', sizes_key, 'appended', 1)
+  redis.call('HINCRBY', sizes_key, 'flow_recorded', 1)
+  if flow_key ~= '' then
+    redis.call('ZADD', large_key, 0, padded_id(id) .. ' ' .. position .. ' ' .. flow_key .. ' ' .. bytes)
+    redis.call('HINCRBY', sizes_key, 'large', 1)
+  elseif bytes > RECORD_SIZE_SMALL then
     redis.call('ZADD', large_key, 0, padded_id(id) .. ' ' .. bytes)
     redis.call('HINCRBY', sizes_key, 'large', 1)
   end
