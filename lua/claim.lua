@@ -73,7 +73,8 @@
   KEYS[2]  cursor key (string; absent = 0-0)
   KEYS[3]  sizes hash: 'appended', 'large', 'trimmed' (see above)
   KEYS[4]  large-entry records: sorted set, score 0, member = '<ms>-<seq> <bytes>' with both
-           parts of the id zero-padded to 20 digits (members then sort in id order)
+           parts of the id zero-padded to 20 digits (members then sort in id order); an entry
+           that names a flow key adds ' <position> <id> <key>' (lib/record-size.lua)
   KEYS[5]  this claim's gate stream
   KEYS[6]  deferral hash of this group: entry id -> not-before, Redis ms (settle.lua writes it)
   KEYS[7]  the stream's schedule: due-time sorted set      } SPEC §5.6, lib/schedule-move.lua
@@ -643,16 +644,25 @@ local function proven_bytes(count)
   if window == 0 then return 0 end
   local records = redis.call('ZRANGEBYLEX', large_key, '(' .. padded_id(mine['last-delivered-id']) .. '~', '+', 'LIMIT', 0, window)
   local bytes = (window - #records) * SMALL
-  for _, record in ipairs(records) do bytes = bytes + tonumber(string.match(record, ' (%d+)$')) end
+  -- Every record starts '<padded id> <bytes>' (41 characters, a space, the size).
+  local ends = {}
+  for i, record in ipairs(records) do
+    ends[i] = string.find(record, ' ', 43, true)
+    bytes = bytes + tonumber(string.sub(record, 43, (ends[i] or 0) - 1))
+  end
   if not (taken + bytes <= allowance or (window == 1 and alone and taken == 0)) then return nil end
   if keyed then
     -- The keyed entries the read will deliver: records in id order, so those in the window
     -- (position up to entries-read + window) come first.
-    for _, record in ipairs(records) do
-      local padded, position, key = string.match(record, '^(%S+) (%d+) (.*) %d+$')
-      if padded then
-        if tonumber(position) > entries_read + window then break end
-        native_keyed[#native_keyed + 1] = { unpadded_id(padded), key }
+    -- A keyed record goes on '<position> <id> <key>' (lib/record-size.lua); a large entry's
+    -- without a key ends at its size.
+    for i, record in ipairs(records) do
+      local after_bytes = ends[i]
+      if after_bytes then
+        local after_position = string.find(record, ' ', after_bytes + 1, true)
+        if tonumber(string.sub(record, after_bytes + 1, after_position - 1)) > entries_read + window then break end
+        local after_id = string.find(record, ' ', after_position + 1, true)
+        native_keyed[#native_keyed + 1] = { string.sub(record, after_position + 1, after_id - 1), string.sub(record, after_id + 1) }
       end
     end
   end
