@@ -125,12 +125,17 @@ class IoredisPort implements RedisPort {
   async #sentOneByOne(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
     const client = this.#client as Redis;
     const stream = client.stream as { cork?: () => void; uncork?: () => void } | undefined;
+    // Corked, the calls leave in one write; uncorked whatever happens, or the connection would stall.
     stream?.cork?.();
-    const sent = commands.map((cmd) => (client.callBuffer(cmd.name, ...cmd.args.map(toBuffer)) as Promise<RedisReply>).then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    ));
-    stream?.uncork?.();
+    let sent: Array<Promise<{ value: RedisReply } | { error: unknown }>>;
+    try {
+      sent = commands.map((cmd) => (client.callBuffer(cmd.name, ...cmd.args.map(toBuffer)) as Promise<RedisReply>).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ));
+    } finally {
+      stream?.uncork?.();
+    }
     const results = await this.#bounded(Promise.all(sent), commands);
     return results.map((result, i) => {
       if (!('error' in result)) return commands[i]!.name === 'EXEC' ? transactionReply(result.value, commands, i) : result.value;
