@@ -186,9 +186,9 @@
   (lib/record-size.lua), so when the native proof holds and every append since the counts
   started over was made by such a writer ('flow_recorded' = 'appended'), the records say
   which of the next min(count, lag) entries name which key. Those entries are admitted
-  before the read beside delivers them; the ones to park are listed in one entry of the
-  gate stream (in notes of up to 1,000 ids; the gate's group is moved past them, so the read delivers none of the gate),
-  the read then delivers every entry of the window, and a second call of this script in the
+  before the read beside delivers them; the ones to park are listed in notes on the gate
+  stream (up to 1,000 ids each; the gate's group is moved past them, so the read delivers
+  none of them), the read delivers every entry of the window, and a second call of this script in the
   same transaction (ARGV[8] = 'park', the first lines below) puts the listed ones back in the
   PEL as a parked entry is put back here (count 0, idle minIdle). The reply names them
   (parked_native) and the client drops them from what the read delivered; they count in
@@ -652,10 +652,9 @@ local function proven_bytes(count)
   end
   if not (taken + bytes <= allowance or (window == 1 and alone and taken == 0)) then return nil end
   if keyed then
-    -- The keyed entries the read will deliver: records in id order, so those in the window
-    -- (position up to entries-read + window) come first.
-    -- A keyed record goes on '<position> <id> <key>' (lib/record-size.lua); a large entry's
-    -- without a key ends at its size.
+    -- The keyed entries the read will deliver: records are in id order, so those in the window
+    -- (position up to entries-read + window) come first. A keyed record goes on with
+    -- '<position> <id> <key>' (lib/record-size.lua); a large entry's without a key ends at its size.
     for i, record in ipairs(records) do
       local after_bytes = ends[i]
       if after_bytes then
