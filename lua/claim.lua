@@ -73,8 +73,7 @@
   KEYS[2]  cursor key (string; absent = 0-0)
   KEYS[3]  sizes hash: 'appended', 'large', 'trimmed' (see above)
   KEYS[4]  large-entry records: sorted set, score 0, member = '<ms>-<seq> <bytes>' with both
-           parts of the id zero-padded to 20 digits (members then sort in id order); an entry
-           that names a flow key adds ' <position> <id> <key>' (lib/record-size.lua)
+           parts of the id zero-padded to 20 digits (members then sort in id order)
   KEYS[5]  this claim's gate stream
   KEYS[6]  deferral hash of this group: entry id -> not-before, Redis ms (settle.lua writes it)
   KEYS[7]  the stream's schedule: due-time sorted set      } SPEC §5.6, lib/schedule-move.lua
@@ -91,9 +90,7 @@
   ARGV[6]  '1' when the run holds nothing else: then one entry larger than the allowance may
            be taken alone (SPEC §5.1)
   ARGV[7]  fresh entries asked for
-  ARGV[8]  'none' | 'lua' | 'native' | 'park' (the second call of a native claim with flow
-           leases: only KEYS[1], KEYS[5] and ARGV[1..3] are read; see "Native reads with flow
-           leases")
+  ARGV[8]  'none' | 'lua' | 'native'
   ARGV[9]  retry backoff: 'fixed' | 'exponential'
   ARGV[10] retry base, ms (>= min idle)
   ARGV[11] retry factor (exponential)
@@ -111,7 +108,7 @@
 
   Reply: { next_cursor, reclaimed, deleted_ids, delivery_counts, cursor_note, fresh_via,
            fresh, cut, bytes, next_due, now, idle_before, moved, parked, parked_fresh,
-           rate_limited, fresh_asked, ready_more, parked_limited, parked_native }
+           rate_limited, fresh_asked, ready_more, parked_limited }
     next_cursor      the stored cursor ('' when no reclaim ran)
     reclaimed        entries reclaimed: { {id, {field, value, ...}}, ... }
     deleted_ids      pending ids whose entries were deleted (XCLAIM drops them from the PEL)
@@ -142,8 +139,6 @@
                      ready: the next claim has entries to serve (a drain goes on), else 0
     parked_limited   of the parked, those whose key's rate limit had no room (or a handler's
                      hold kept the key), at its front or queued behind: waiting on a limit
-    parked_native    ids of the parked among the entries the native read beside delivers
-                     (flow leases, fresh_via 'native'): the client drops them
 
   Rate limit (SPEC §5.7, with T > 0): GCRA on the Redis clock, one theoretical arrival time
   (TAT) per group in KEYS[12]. Before anything is read, the room is how many entries may start
@@ -179,21 +174,8 @@
   taken at once, a head only when due (otherwise the key waits for it: the cursor pass takes
   the head when it is due, and its settle makes the key ready again); a key served with more
   waiting goes to the back of the queue (one the byte allowance stopped keeps its place).
-  Entries without a key are admitted as before.
-
-  Native reads with flow leases. The fresh entries need not pass through here: the writers
-  record every entry that names a flow key, with its position in the stream
-  (lib/record-size.lua), so when the native proof holds and every append since the counts
-  started over was made by such a writer ('flow_recorded' = 'appended'), the records say
-  which of the next min(count, lag) entries name which key. Those entries are admitted
-  before the read beside delivers them; the ones to park are listed in notes on the gate
-  stream (up to 1,000 ids each; the gate's group is moved past them, so the read delivers
-  none of them), the read delivers every entry of the window, and a second call of this script in the
-  same transaction (ARGV[8] = 'park', the first lines below) puts the listed ones back in the
-  PEL as a parked entry is put back here (count 0, idle minIdle). The reply names them
-  (parked_native) and the client drops them from what the read delivered; they count in
-  `bytes`, as every entry of the read does. A claim whose ready pass took part of the fresh
-  count reads through Lua instead: the read beside asks for ARGV[7] entries, no fewer.
+  Entries without a key are admitted as before. A fresh read never goes native with flow on:
+  the entries must pass through here.
 
   Fair batches (SPEC §5.7, with a share s = ARGV[21] > 0): one claim admits at most s entries
   of one key, whichever way they came (ready queue, cursor pass, fresh read); the rest of the
@@ -207,8 +189,7 @@
   past a hot key's burst, and every entry over the share is parked (put back in this
   consumer's PEL, a queue member and a deferral record: ~200 B of Redis memory each, and an
   XCLAIM, a ZADD and an HSET now, a ZRANGEBYLEX, an XPENDING, an XCLAIM and a ZREM when served).
-  A run's memory is untouched by parked entries, but for those of a native read, which it
-  drops from the read's reply (they count in the claim's bytes, as every read entry does).
+  A run's memory is untouched: parked entries are never returned.
 
   Scheduled events (SPEC §5.6). Before anything else reads the stream, the due ones are moved
   into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
@@ -219,22 +200,6 @@
   due_at(id, deliveries, idle, not_before) is the due rule for any pending entry (a key's
   head, SPEC §5.7).
 ]]
--- ---- the second call of a native claim with flow leases: the parked entries of the read go back
-if ARGV[8] == 'park' then
-  local put_back = {}
-  for _, note in ipairs(redis.call('XRANGE', KEYS[5], '-', '+')) do
-    local fields = note[2]
-    for i = 2, #fields, 2 do put_back[#put_back + 1] = fields[i] end
-  end
-  -- As a fresh entry parked in the first call would be: count 0, due once nothing defers it.
-  for first = 1, #put_back, 1000 do
-    local call = { 'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0 }
-    for i = first, math.min(first + 999, #put_back) do call[#call + 1] = put_back[i] end
-    for _, word in ipairs({ 'IDLE', ARGV[3], 'RETRYCOUNT', 0, 'JUSTID' }) do call[#call + 1] = word end
-    redis.call(unpack(call))
-  end
-  return #put_back
-end
 -- #include lib/schedule-move.lua
 -- #include lib/stream-id.lua
 -- #include lib/flow-admit.lua
@@ -249,6 +214,8 @@ local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11],
 local flow_strict = ARGV[18] == '1'
 local flow_share = tonumber(ARGV[21]) or 0
 local rate_per_key = ARGV[22] == '1' and flow_token ~= ''
+-- Entries read natively never pass through this script: with flow on, every read is here.
+if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19]), tonumber(ARGV[20])
 -- A native read would start entries the rate limit never counted.
 if rate_interval > 0 and fresh_mode == 'native' then fresh_mode = 'lua' end
@@ -610,8 +577,6 @@ if reclaim_count > 0 then
 end
 
 -- ---- 2. fresh entries
--- With flow leases and a native read: { id, flow key } of each keyed entry the read will deliver.
-local native_keyed = {}
 -- Every group has read the whole stream: nothing unread is of unknown size, the counts may start over.
 local function adopt()
   local ok, flat = pcall(redis.call, 'XINFO', 'STREAM', stream)
@@ -623,7 +588,7 @@ local function adopt()
   local added = info['entries-added']
   if type(added) ~= 'number' then return false end
   redis.call('DEL', large_key)
-  redis.call('HSET', sizes_key, 'appended', added, 'large', 0, 'trimmed', added - redis.call('XLEN', stream), 'flow_recorded', added)
+  redis.call('HSET', sizes_key, 'appended', added, 'large', 0, 'trimmed', added - redis.call('XLEN', stream))
   return true
 end
 
@@ -633,39 +598,17 @@ local function proven_bytes(count)
   if mine == nil then return nil end
   local lag, entries_read = mine['lag'], mine['entries-read']
   if type(lag) ~= 'number' or type(entries_read) ~= 'number' or lag < 0 then return adopt() and 0 or nil end
-  local counted = redis.call('HMGET', sizes_key, 'appended', 'large', 'trimmed', 'flow_recorded')
+  local counted = redis.call('HMGET', sizes_key, 'appended', 'large', 'trimmed')
   local appended, large, trimmed = tonumber(counted[1] or '0'), tonumber(counted[2] or '0'), tonumber(counted[3] or '0')
   local intact = appended == entries_read + lag and redis.call('XLEN', stream) + trimmed == appended and redis.call('ZCARD', large_key) == large
-  -- With flow leases, every entry must have been recorded with its flow key (lib/record-size.lua).
-  local keyed = flow_token ~= '' and fresh_mode == 'native'
-  if keyed and tonumber(counted[4] or '0') ~= appended then intact = false end
   if not intact then return adopt() and 0 or nil end
   local window = math.min(count, lag)
   if window == 0 then return 0 end
   local records = redis.call('ZRANGEBYLEX', large_key, '(' .. padded_id(mine['last-delivered-id']) .. '~', '+', 'LIMIT', 0, window)
   local bytes = (window - #records) * SMALL
-  -- Every record starts '<padded id> <bytes>' (41 characters, a space, the size).
-  local ends = {}
-  for i, record in ipairs(records) do
-    ends[i] = string.find(record, ' ', 43, true)
-    bytes = bytes + tonumber(string.sub(record, 43, (ends[i] or 0) - 1))
-  end
-  if not (taken + bytes <= allowance or (window == 1 and alone and taken == 0)) then return nil end
-  if keyed then
-    -- The keyed entries the read will deliver: records are in id order, so those in the window
-    -- (position up to entries-read + window) come first. A keyed record goes on with
-    -- '<position> <id> <key>' (lib/record-size.lua); a large entry's without a key ends at its size.
-    for i, record in ipairs(records) do
-      local after_bytes = ends[i]
-      if after_bytes then
-        local after_position = string.find(record, ' ', after_bytes + 1, true)
-        if tonumber(string.sub(record, after_bytes + 1, after_position - 1)) > entries_read + window then break end
-        local after_id = string.find(record, ' ', after_position + 1, true)
-        native_keyed[#native_keyed + 1] = { string.sub(record, after_position + 1, after_id - 1), string.sub(record, after_id + 1) }
-      end
-    end
-  end
-  return bytes
+  for _, record in ipairs(records) do bytes = bytes + tonumber(string.match(record, ' (%d+)$')) end
+  if taken + bytes <= allowance or (window == 1 and alone and taken == 0) then return bytes end
+  return nil
 end
 
 -- XREADGROUP here in one step, for a read proven to fit: nothing can go back, and the reply
@@ -731,8 +674,6 @@ end
 local fresh_via, fresh = 'none', {}
 -- What the reclaim took counts against the rate limit's room.
 if rate_room then fresh_count = math.min(fresh_count, math.max(0, rate_room - #reclaimed)) end
--- The read beside asks for ARGV[7]: a count the ready pass lowered is read here.
-if fresh_mode == 'native' and ready_extra > 0 then fresh_mode = 'lua' end
 if fresh_mode == 'native' then
   local bound = proven_bytes(fresh_count)
   if bound then
@@ -772,13 +713,11 @@ local function flow_keys_of(entries)
   return keys
 end
 
-local parked_native = {}
-if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0 or #native_keyed > 0) then
+if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   local now, expires, limit = redis_now(), redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
-  local reclaimed_keys, fresh_keys, native_keys = flow_keys_of(reclaimed), flow_keys_of(fresh), {}
-  for i, keyed in ipairs(native_keyed) do native_keys[i] = keyed[2] end
+  local reclaimed_keys, fresh_keys = flow_keys_of(reclaimed), flow_keys_of(fresh)
   local states, touched = {}, {}
-  for _, keys in ipairs({ reclaimed_keys, fresh_keys, native_keys }) do
+  for _, keys in ipairs({ reclaimed_keys, fresh_keys }) do
     for _, key in ipairs(keys) do
       if key ~= '' and not states[key] then
         states[key] = true
@@ -863,24 +802,6 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0 or #native_keyed > 0) then
     end
   end
   fresh, parked_fresh, parked = kept_fresh, #parked_ids, parked + #parked_ids
-  -- Entries the native read beside will deliver: those to park are listed in the gate, for the
-  -- second call of this script to put back once the read has delivered them (see the header).
-  for _, keyed in ipairs(native_keyed) do
-    if not admit(keyed[1], keyed[2]) then parked_native[#parked_native + 1] = keyed[1] end
-  end
-  if #parked_native > 0 then
-    for first = 1, #parked_native, HASH_CHUNK do
-      local note = { 'XADD', gate_key, '*' }
-      for i = first, math.min(first + HASH_CHUNK - 1, #parked_native) do
-        note[#note + 1] = 'id'
-        note[#note + 1] = parked_native[i]
-      end
-      redis.call(unpack(note))
-    end
-    -- The read beside delivers nothing of the gate: its group starts past the note.
-    redis.call('XGROUP', 'SETID', gate_key, group, '$')
-    parked_fresh, parked = parked_fresh + #parked_native, parked + #parked_native
-  end
   -- Fresh ones had no delivery before this claim: count 0, due once nothing defers them.
   for first = 1, #parked_ids, HASH_CHUNK do
     local put_back = { 'XCLAIM', stream, group, consumer, 0 }
@@ -914,5 +835,4 @@ if ready_served + ready_added > 0 and redis.call('ZCARD', ready_key) > 0 then re
 return {
   next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved,
   parked, parked_fresh, rate_limited, fresh_via == 'none' and 0 or fresh_count, ready_more, parked_limited,
-  parked_native,
 }

@@ -43,7 +43,7 @@
   KEYS[1]    source stream (must equal each record's source_stream)
   KEYS[2]    dead-letter stream
   KEYS[3]    the source stream's sizes hash, KEYS[4] its large-entry set: the appended entry's
-             size (and flow key) is recorded as every writer records it (lib/record-size.lua; claim.lua
+             size is recorded as every writer records it (lib/record-size.lua; claim.lua
              relies on every writer doing so)
   KEYS[4+i]  the marker key of the i-th record (computed by the caller from the record's group
              and source_entry_id: <prefix><group>:<source_entry_id>)

@@ -19,17 +19,6 @@
     values     the entry's field, value pairs as a flat array (ARGV itself may be passed)
     first      index in values of the first field name (the entry is values[first..#values])
   The size counted is what a claim counts: the id, and every field name and value.
-
-  Flow keys (SPEC §5.7). An entry that names a flow key (its last `flow_key` field, the value
-  the client and claim.lua read; '' names none) leaves a record too, whatever its size:
-  member = '<padded id> <bytes> <position> <id> <key>', where position is the entry's number
-  in the stream (the 'appended' count after it: Redis's entries-added while the counts are
-  intact, claim.lua's proof) and id the entry id as Redis writes it (the claim then splits the
-  member at its first spaces instead of matching patterns or unpadding the id, about 1 µs of
-  Redis per entry less). A claim with flow leases then knows which of the next entries
-  name which key without copying them through Lua, and admits or parks them before a native
-  read delivers them. 'flow_recorded' counts the appends of writers that keep these records:
-  a claim relies on them only while it equals 'appended' (an older writer records none).
 ]]
 -- #include lib/stream-id.lua
 
@@ -37,17 +26,10 @@
 local RECORD_SIZE_SMALL = 1024
 
 local function record_entry_size(sizes_key, large_key, id, values, first)
-  local bytes, flow_key = #id, ''
+  local bytes = #id
   for i = first, #values do bytes = bytes + #values[i] end
-  for i = first, #values - 1, 2 do
-    if values[i] == 'flow_key' then flow_key = values[i + 1] end
-  end
-  local position = redis.call('HINCRBY', sizes_key, 'appended', 1)
-  redis.call('HINCRBY', sizes_key, 'flow_recorded', 1)
-  if flow_key ~= '' then
-    redis.call('ZADD', large_key, 0, padded_id(id) .. ' ' .. bytes .. ' ' .. position .. ' ' .. id .. ' ' .. flow_key)
-    redis.call('HINCRBY', sizes_key, 'large', 1)
-  elseif bytes > RECORD_SIZE_SMALL then
+  redis.call('HINCRBY', sizes_key, 'appended', 1)
+  if bytes > RECORD_SIZE_SMALL then
     redis.call('ZADD', large_key, 0, padded_id(id) .. ' ' .. bytes)
     redis.call('HINCRBY', sizes_key, 'large', 1)
   end

@@ -10,10 +10,7 @@
  * - `native`: claim.lua proves inside MULTI/EXEC that the read beside it fits, then the
  *   entries come from a plain XREADGROUP, never copied through Lua (TCP, after a first
  *   claim has loaded the script: a script Redis does not know inside MULTI only fails the
- *   claim, and the gate it did not open keeps the read from delivering anything). With flow
- *   leases the script admits the read's entries from the writers' flow-key records first,
- *   and a second call of it after the read puts back the ones it parked: the reply names
- *   them and they are dropped here (claim.lua, "Native reads with flow leases").
+ *   claim, and the gate it did not open keeps the read from delivering anything).
  * - `none`: a reclaim only.
  */
 import { rateSpacing, type ConsumerConfig } from './config';
@@ -172,26 +169,14 @@ export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operat
   if (plan.read !== 'native') return [claimCall(config, plan)];
   const { stream } = config.keys;
   const gate = gateKey(stream, plan.gate);
-  const call = claimCall(config, plan);
   return [
     command('MULTI'),
-    call,
+    claimCall(config, plan),
     command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', plan.fresh, 'STREAMS', stream, gate, '>', '>'),
-    ...(plan.flow === undefined ? [] : [parkCall(call)]),
     command('DEL', gate),
     command('EXEC'),
   ];
 }
-
-/** claim.lua's second call in a native claim with flow leases: puts back what the first parked. */
-function parkCall(claim: ScriptCall): ScriptCall {
-  const args = [...claim.args];
-  args[FRESH_MODE_ARG] = 'park';
-  return { ...claim, args };
-}
-
-/** ARGV[8] of claim.lua, 0-based. */
-const FRESH_MODE_ARG = 7;
 
 /** What a claim came back with: its result, or the error that refused it and what it took all the same. */
 export type ClaimOutcome =
@@ -210,19 +195,15 @@ export function claimOutcome(plan: ClaimPlan, replies: ReadonlyArray<RedisReply 
       const reply = replies[0];
       return reply instanceof RedisCommandError ? refused(reply) : { claim: claimResultOf(plan, reply, undefined) };
     }
-    const execAt = replies.length - 1;
-    const failed = replies.slice(0, execAt).find((reply) => reply instanceof RedisCommandError);
+    const failed = replies.slice(0, 4).find((reply) => reply instanceof RedisCommandError);
     if (failed instanceof RedisCommandError) return refused(failed);
-    const exec = replies[execAt];
+    const exec = replies[4];
     if (exec instanceof RedisCommandError) return refused(exec);
     if (exec == null) return refused(new RedisCommandError('EXEC', 'EXECABORT transaction discarded'));
-    const [script, read, park] = asArray(exec, 'claim transaction') as Array<RedisReply | RedisCommandError>;
+    const [script, read] = asArray(exec, 'claim transaction') as Array<RedisReply | RedisCommandError>;
     if (script instanceof RedisCommandError) return refused(script);
     const claim = claimResultOf(plan, script, read instanceof RedisCommandError ? undefined : read);
     if (read instanceof RedisCommandError && readThroughGate(script)) return refused(read, claim.entries);
-    // Parked entries it did not put back stay pending here, queued behind their key, and come
-    // back once due (their delivery counted once more, as after a crash); nothing is lost.
-    if (plan.flow !== undefined && park instanceof RedisCommandError) return refused(park, claim.entries);
     return { claim };
   } catch (error) {
     // A reply of the wrong shape: what it took cannot be known (it stays pending until minIdle).
@@ -241,7 +222,7 @@ function readThroughGate(script: RedisReply | undefined): boolean {
  * its entries, if any, are in the script's reply.
  */
 function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: RedisReply | undefined): ClaimResult {
-  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh, rateLimited, freshAsked, readyMore, parkedLimited, parkedNative] = asArray(script, 'claim reply');
+  const [cursor, claimedList, deletedList, countList, note, via, freshList, cut, bytes, nextDue, now, idleList, moved, parked, parkedFresh, rateLimited, freshAsked, readyMore, parkedLimited] = asArray(script, 'claim reply');
   const counts = asArray(countList, 'claim delivery counts');
   const idles = asArray(idleList, 'claim idle times');
   const reclaimed = parseEntries(claimedList, (i) => asInteger(counts[i], 'delivery count'), true).map(
@@ -250,7 +231,7 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
   const readVia = asText(via, 'claim fresh read');
   let fresh: StreamEntry[] = [];
   if (readVia === 'lua') fresh = parseEntries(freshList, () => 1, false);
-  if (readVia === 'native' && read != null) fresh = withoutParked(parseEntries(streamEntriesOf(read), () => 1, false), parkedNative);
+  if (readVia === 'native' && read != null) fresh = parseEntries(streamEntriesOf(read), () => 1, false);
   const noteText = asText(note, 'cursor note');
   const cursorText = asText(cursor, 'claim cursor');
   return {
@@ -271,14 +252,6 @@ function claimResultOf(plan: ClaimPlan, script: RedisReply | undefined, read: Re
     rateLimited: asInteger(rateLimited, 'claim rate limited') === 1,
     flowReadyMore: asInteger(readyMore, 'claim flow ready more') === 1,
   };
-}
-
-/** The entries of a native read less those claim.lua parked (ids in its reply; none without flow leases). */
-function withoutParked(read: StreamEntry[], parkedIds: RedisReply | undefined): StreamEntry[] {
-  const ids = asArray(parkedIds ?? [], 'claim parked ids');
-  if (ids.length === 0) return read;
-  const parked = new Set(ids.map((id) => asText(id, 'parked id')));
-  return read.filter((entry) => !parked.has(entry.id));
 }
 
 /** A time in ms, or '' for none. */

@@ -408,14 +408,14 @@ export class RunLoop {
 
   /**
    * How fresh entries are read: through claim.lua over REST and until the script is loaded,
-   * natively (proven inside MULTI) over TCP — flow leases included (the script admits them
-   * from the writers' records), never with a rate limit, which the script counts as it reads.
+   * natively (proven inside MULTI) over TCP — never with flow leases or a rate limit, which
+   * the script applies to each entry it returns.
    */
   #freshRead(): FreshRead {
-    return this.#metered.transport === 'tcp' && this.#scriptLoaded && this.#config.rateLimit === undefined ? 'native' : 'lua';
+    return this.#metered.transport === 'tcp' && this.#scriptLoaded && this.#admitsInScript() === false ? 'native' : 'lua';
   }
 
-  /** Flow leases or a rate limit: every entry is admitted by the claim script, never delivered by a blocking read. */
+  /** Flow leases or a rate limit: every entry must pass through the claim script, never a native or blocking read. */
   #admitsInScript(): boolean {
     return this.#leases !== undefined || this.#config.rateLimit !== undefined;
   }
