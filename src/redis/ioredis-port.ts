@@ -102,11 +102,7 @@ class IoredisPort implements RedisPort {
 
   async exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
     if (commands.length === 1) return [await this.#single(commands[0]!)];
-    if (!(this.#client instanceof Cluster)) return this.#sentOneByOne(commands);
-    const pipeline = this.#client.pipeline();
-    for (const cmd of commands) pipeline.callBuffer(cmd.name, ...cmd.args.map(toBuffer));
-    const results = await this.#bounded(pipeline.exec(), commands);
-    if (!results) throw this.#unavailable(new Error('pipeline was discarded'));
+    const results = this.#client instanceof Cluster ? await this.#pipelined(this.#client, commands) : await this.#sentOneByOne(this.#client, commands);
     return results.map(([error, value], i) => {
       if (!error) return commands[i]!.name === 'EXEC' ? transactionReply(value, commands, i) : (value as RedisReply);
       if (isReplyError(error)) return new RedisCommandError(commands[i]!.name, error.message);
@@ -114,34 +110,36 @@ class IoredisPort implements RedisPort {
     });
   }
 
+  /** A Cluster's exchange: one ioredis Pipeline, which sends a transaction to the node of its keys. */
+  async #pipelined(client: Cluster, commands: readonly RedisCommand[]): Promise<Array<[Error | null, unknown]>> {
+    const pipeline = client.pipeline();
+    for (const cmd of commands) pipeline.callBuffer(cmd.name, ...cmd.args.map(toBuffer));
+    const results = await this.#bounded(pipeline.exec(), commands);
+    if (!results) throw this.#unavailable(new Error('pipeline was discarded'));
+    return results;
+  }
+
   /**
    * Several commands on one connection, each sent as its own call in the same tick: ioredis
    * writes them in order, back to back, and Redis answers in order, as a pipeline would. The
    * Pipeline object costs Node far more per entry (its replies survive young-generation
    * collections: about 3 µs of garbage collection per 300 B entry claimed, measured), and a
-   * standalone connection needs nothing it adds. (Cluster keeps the Pipeline, which sends a
-   * transaction to the node of its keys.)
+   * standalone connection needs nothing it adds. Answers as a Pipeline does: [error, value].
    */
-  async #sentOneByOne(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
-    const client = this.#client as Redis;
+  async #sentOneByOne(client: Redis, commands: readonly RedisCommand[]): Promise<Array<[Error | null, unknown]>> {
     const stream = client.stream as { cork?: () => void; uncork?: () => void } | undefined;
     // Corked, the calls leave in one write; uncorked whatever happens, or the connection would stall.
     stream?.cork?.();
-    let sent: Array<Promise<{ value: RedisReply } | { error: unknown }>>;
+    let sent: Array<Promise<[Error | null, unknown]>>;
     try {
-      sent = commands.map((cmd) => (client.callBuffer(cmd.name, ...cmd.args.map(toBuffer)) as Promise<RedisReply>).then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
+      sent = commands.map((cmd) => client.callBuffer(cmd.name, ...cmd.args.map(toBuffer)).then(
+        (value): [Error | null, unknown] => [null, value],
+        (error: unknown): [Error | null, unknown] => [error instanceof Error ? error : new Error(String(error)), undefined],
       ));
     } finally {
       stream?.uncork?.();
     }
-    const results = await this.#bounded(Promise.all(sent), commands);
-    return results.map((result, i) => {
-      if (!('error' in result)) return commands[i]!.name === 'EXEC' ? transactionReply(result.value, commands, i) : result.value;
-      if (isReplyError(result.error)) return new RedisCommandError(commands[i]!.name, result.error.message);
-      throw this.#unavailable(result.error);
-    });
+    return this.#bounded(Promise.all(sent), commands);
   }
 
   readonly blockingReader = (): BlockingReader => {
