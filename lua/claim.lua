@@ -202,7 +202,6 @@
 ]]
 -- #include lib/schedule-move.lua
 -- #include lib/stream-id.lua
--- #include lib/flow-admit.lua
 local stream, cursor_key, sizes_key, large_key, gate_key, defer_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
 local reclaim_count = tonumber(ARGV[4])
@@ -409,6 +408,11 @@ if rate_interval > 0 and not rate_per_key then
   if rate_room == 0 then saw_due_at(math.ceil(rate_tat - rate_tolerance)) end
 end
 
+-- The flow fragments come this late in the script: settle.lua, which follows it in the
+-- generated module, carries lib/flow-lease.lua too, and gzip finds that second copy only within
+-- 32 KiB of the first (scripts/build-lua.mjs).
+-- #include lib/flow-admit.lua
+
 -- ---- 1a. flow: ready keys first, first ready first served (see the header), within half the
 -- reclaim count and half the fresh count: the cursor pass below keeps the other half of the
 -- reclaim count, so a steady stream of ready keys never starves the PEL.
@@ -419,7 +423,7 @@ local function share_left(key)
   return flow_share - (admitted_of[key] or 0)
 end
 local function count_admitted(key)
-  admitted_of[key] = (admitted_of[key] or 0) + 1
+  if flow_share > 0 then admitted_of[key] = (admitted_of[key] or 0) + 1 end
 end
 -- A key's own bucket (per-key rate limit) and hold: room to start one entry now?
 local function key_has_room(state, now)
@@ -729,8 +733,29 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     local last = math.min(first + HASH_CHUNK - 1, #touched)
     local values = redis.call('HMGET', lease_key, unpack(touched, first, last))
     for i = first, last do
-      states[touched[i]] = flow_open(values[i - first + 1], now, flow_token, flow_strict, stream, group, queue_key, touched[i])
+      -- A key with no lease value (nothing holds it or waits on it) is opened only if admit needs it.
+      local value = values[i - first + 1]
+      states[touched[i]] = value and flow_open(value, now, flow_token, flow_strict, stream, group, queue_key, touched[i])
     end
+  end
+  -- A free key's first entry, admitted without a state table (most keys, by far): its lease
+  -- value for this run's new holder, written as flow_pack_state writes [[ [token, expires, id] ], 0].
+  local packed_holder = string.char(0x92, 0x91, 0x93) .. flow_pack_once(flow_token) .. flow_pack_once(expires)
+  local only_id = {}
+  local function admit_free(id, key)
+    if rate_per_key or limit < 1 or share_left(key) <= 0 then return false end
+    states[key], only_id[key] = packed_holder .. flow_pack_id(id) .. '\0', id
+    count_admitted(key)
+    return true
+  end
+  -- The state table of a key admit_free left as a lease value (or never opened), when another entry of it comes.
+  local function state_of(key)
+    local state = states[key]
+    if type(state) == 'table' then return state end
+    state = flow_open(nil, now, flow_token, flow_strict, stream, group, queue_key, key)
+    if only_id[key] then flow_join(state, flow_token, expires, limit)[3] = only_id[key] end
+    states[key] = state
+    return state
   end
   -- The padded id of the key's first waiting entry (looked up once, then kept current); nil when none.
   local function head_of(state, key)
@@ -743,7 +768,8 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   local not_before, ready, is_ready = {}, {}, {}
   -- Admits `id` under `key`'s lease (true), or parks it in the key's queue with a not-before (false).
   local function admit(id, key)
-    local state = states[key]
+    if states[key] == false and admit_free(id, key) then return true end
+    local state = state_of(key)
     local head = head_of(state, key)
     -- The padded id only when the key's queue holds entries (most keys' never does).
     local padded = head and padded_id(id)

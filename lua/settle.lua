@@ -191,15 +191,21 @@ end
 -- bytes compared: [[holder], 0] where holder = [token, lease end, ids...]; the lease end is one
 -- 9-byte msgpack number (a Redis ms time, past 2^32), which is not compared. Up to 13 ids
 -- keep the holder a fixarray (2 + 13 = 15 elements).
+-- The comparisons find rather than cut substrings: a substring is one more string to intern.
 local FLOW_FAST_IDS = 13
+local flow_fast_heads = {}
 local function flow_returns_all(value, packed_token, first, last)
   local n = last - first + 1
   if not value or n < 1 or n > FLOW_FAST_IDS then return false end
-  local head = string.char(0x92, 0x91, 0x92 + n) .. packed_token
-  local tail = cmsgpack.pack(unpack(ARGV, first, last)) .. '\0'
+  local head = flow_fast_heads[n]
+  if head == nil then
+    head = string.char(0x92, 0x91, 0x92 + n) .. packed_token
+    flow_fast_heads[n] = head
+  end
+  local tail = flow_pack_ids(ARGV, first, last) .. '\0'
   if #value ~= #head + 9 + #tail then return false end
   local ends = string.byte(value, #head + 1)
-  return (ends == 0xcf or ends == 0xcb) and string.sub(value, 1, #head) == head and string.sub(value, -#tail) == tail
+  return (ends == 0xcf or ends == 0xcb) and string.find(value, head, 1, true) == 1 and string.find(value, tail, #value - #tail + 1, true) ~= nil
 end
 
 -- A deferral among ARGV[first..last] that holds its key (a per-key rate limit's hold).

@@ -119,20 +119,65 @@ local FLOW_ENCODING_FIELD = ''
 local FLOW_ENCODING_VALUE = 'saga-streams: keeps this hash a hashtable while keys are leased (lib/flow-lease.lua) '
 FLOW_ENCODING_VALUE = FLOW_ENCODING_VALUE .. string.rep('.', 256 - #FLOW_ENCODING_VALUE)
 
+-- The lease values of the common states, written byte for byte as cmsgpack.pack writes them
+-- (test/redis/flow-lease-bytes.test.ts compares the two over every shape), so no state has to
+-- be built as Lua tables to be written: those tables, not the packing, were most of what an
+-- uncontended key cost the claim. Readers still decode with cmsgpack.
+-- MessagePack of values that repeat within one script call (the run's token, its lease end).
+local flow_packed_once = {}
+local function flow_pack_once(value)
+  local bytes = flow_packed_once[value] or cmsgpack.pack(value)
+  flow_packed_once[value] = bytes
+  return bytes
+end
+
+-- An entry id's MessagePack (a str: fixstr below 32 bytes, else str8; ids are at most 41).
+local function flow_pack_id(id)
+  local n = #id
+  if n < 32 then return string.char(0xa0 + n) .. id end
+  if n < 256 then return string.char(0xd9, n) .. id end
+  return cmsgpack.pack(id)
+end
+
+-- The MessagePack of ids[first..last], one after another (as cmsgpack.pack(id, id, ...)).
+local function flow_pack_ids(ids, first, last)
+  if first == last then return flow_pack_id(ids[first]) end
+  local parts = {}
+  for i = first, last do parts[#parts + 1] = flow_pack_id(ids[i]) end
+  return table.concat(parts)
+end
+
+-- A state's lease value: { holders, waiting } or, while a time is kept, { holders, waiting,
+-- tat, hold }. One holder of at most 13 ids with fewer than 128 waiting (every uncontended
+-- key) is written by hand: [[ [token, lease end, ids...] ], waiting].
+local function flow_pack_state(state, timed)
+  local holder = state.holders[1]
+  if timed or #state.holders ~= 1 or #holder > 15 or state.waiting > 127 then
+    return cmsgpack.pack(timed and { state.holders, state.waiting, state.tat, state.hold } or { state.holders, state.waiting })
+  end
+  local ids = #holder >= 3 and flow_pack_ids(holder, 3, #holder) or ''
+  return string.char(0x92, 0x91, 0x90 + #holder) .. flow_pack_once(holder[1]) .. flow_pack_once(holder[2]) .. ids .. string.char(state.waiting)
+end
+
 -- Writes keys' states back in a few calls, not one per key: `states` maps each key to its
--- state; a key nothing holds or waits on loses its field.
+-- state (or to its lease value, packed already); a key nothing holds or waits on loses its field.
 local FLOW_WRITE_CHUNK = 500
 local function flow_store_all(lease_key, keys, states)
   local gone, kept = {}, { FLOW_ENCODING_FIELD, FLOW_ENCODING_VALUE }
   for _, key in ipairs(keys) do
     local state = states[key]
-    if state.waiting < 0 then state.waiting = 0 end
-    local timed = state.tat > state.now or state.hold > state.now
-    if #state.holders == 0 and state.waiting == 0 and not timed then
-      gone[#gone + 1] = key
-    else
+    if type(state) == 'string' then
       kept[#kept + 1] = key
-      kept[#kept + 1] = cmsgpack.pack(timed and { state.holders, state.waiting, state.tat, state.hold } or { state.holders, state.waiting })
+      kept[#kept + 1] = state
+    else
+      if state.waiting < 0 then state.waiting = 0 end
+      local timed = state.tat > state.now or state.hold > state.now
+      if #state.holders == 0 and state.waiting == 0 and not timed then
+        gone[#gone + 1] = key
+      else
+        kept[#kept + 1] = key
+        kept[#kept + 1] = flow_pack_state(state, timed)
+      end
     end
   end
   for first = 1, #gone, FLOW_WRITE_CHUNK do
