@@ -1,9 +1,9 @@
 /**
  * RedisPort over ioredis (TCP), standalone or Cluster. The commands of an exchange go out
- * back to back on one connection (one ioredis Pipeline on a Cluster) and come back as
- * Buffers, so payloads are binary-safe.
+ * back to back on one connection (on a Cluster, the master's that serves their slot) and
+ * come back as Buffers, so payloads are binary-safe.
  */
-import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Command, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RedisCommandError, RedisUnavailableError } from '../ground/errors';
 import { withTimeLimit } from '../ground/time-limit';
 import { describeConnectionFailure, redisTarget } from './connection-failure';
@@ -39,6 +39,16 @@ function toBuffer(arg: RedisArg): string | number | Buffer {
 
 function isReplyError(error: unknown): error is Error {
   return error instanceof Error && error.name === 'ReplyError';
+}
+
+/** A Cluster refusal that means the command did not run where it was sent (the slot is elsewhere, or moving). */
+const NOT_RUN_HERE = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|EXECABORT) /;
+
+/** Commands of an exchange that change nothing wherever they run: sent again, they do no harm. */
+const TOUCHES_NO_KEY = new Set(['MULTI', 'WAIT', 'WAITAOF']);
+
+function notRunHere(error: Error | null): boolean {
+  return error !== null && isReplyError(error) && NOT_RUN_HERE.test(error.message);
 }
 
 /** host:port of what the client connects to (from its parsed options: no credentials). */
@@ -102,7 +112,7 @@ class IoredisPort implements RedisPort {
 
   async exchange(commands: readonly RedisCommand[]): Promise<Array<RedisReply | RedisCommandError>> {
     if (commands.length === 1) return [await this.#single(commands[0]!)];
-    const results = this.#client instanceof Cluster ? await this.#pipelined(this.#client, commands) : await this.#sentOneByOne(this.#client, commands);
+    const results = this.#client instanceof Cluster ? await this.#onCluster(this.#client, commands) : await this.#sentOneByOne(this.#client, commands);
     return results.map(([error, value], i) => {
       if (!error) return commands[i]!.name === 'EXEC' ? transactionReply(value, commands, i) : (value as RedisReply);
       if (isReplyError(error)) return new RedisCommandError(commands[i]!.name, error.message);
@@ -110,7 +120,34 @@ class IoredisPort implements RedisPort {
     });
   }
 
-  /** A Cluster's exchange: one ioredis Pipeline, which sends a transaction to the node of its keys. */
+  /**
+   * A Cluster's exchange: sent one by one to the master that serves its slot, as on a
+   * standalone connection (the commands of one exchange name keys of one hash tag). When that
+   * master is not known or not ready, or refused every command as not its own (a failover or
+   * a resharding moved the slot: nothing ran, so nothing runs twice), the exchange goes
+   * through an ioredis Pipeline, which follows the Cluster's redirections. A slot that moved
+   * between two commands of one exchange (some ran) is answered as it is: the refused ones
+   * fail, as any refusal does.
+   */
+  async #onCluster(client: Cluster, commands: readonly RedisCommand[]): Promise<Array<[Error | null, unknown]>> {
+    const master = slotMaster(client, commands);
+    if (master === undefined) return this.#pipelined(client, commands);
+    const results = await this.#sentOneByOne(master, commands);
+    if (!results.some(([error]) => notRunHere(error))) return results;
+    const refreshed = this.#refreshSlots(client);
+    const nothingRan = results.every(([error], i) => notRunHere(error) || (error === null && TOUCHES_NO_KEY.has(commands[i]!.name)));
+    if (!nothingRan) return results;
+    await refreshed;
+    return this.#pipelined(client, commands);
+  }
+
+  /** The Cluster's slot map asked again (within the exchange's time; a failure leaves the old map, which the Pipeline's own redirections correct). */
+  async #refreshSlots(client: Cluster): Promise<void> {
+    const refreshed = new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
+    await withTimeLimit(refreshed, this.#timeoutMs).catch(() => undefined);
+  }
+
+  /** A Cluster's exchange through one ioredis Pipeline, which sends a transaction to the node of its keys. */
   async #pipelined(client: Cluster, commands: readonly RedisCommand[]): Promise<Array<[Error | null, unknown]>> {
     const pipeline = client.pipeline();
     for (const cmd of commands) pipeline.callBuffer(cmd.name, ...cmd.args.map(toBuffer));
@@ -182,6 +219,25 @@ class IoredisPort implements RedisPort {
   toJSON(): object {
     return { transport: this.transport, cluster: this.cluster };
   }
+}
+
+/**
+ * The ready connection to the master that serves the slot of an exchange's keys, as the
+ * Cluster's slot map has it; undefined when the Cluster is not ready, the map has no master
+ * for that slot yet, or its connection is not ready (the Pipeline then waits or fails as the
+ * Cluster's options say).
+ */
+function slotMaster(client: Cluster, commands: readonly RedisCommand[]): Redis | undefined {
+  if (client.status !== 'ready') return undefined;
+  let slot: number | null = null;
+  for (const cmd of commands) {
+    slot = new Command(cmd.name, cmd.args.map(toBuffer)).getSlot();
+    if (slot !== null) break;
+  }
+  const key = slot === null ? undefined : client.slots[slot]?.[0];
+  if (key === undefined) return undefined;
+  const master = client.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === key);
+  return master?.status === 'ready' ? master : undefined;
 }
 
 /**
