@@ -42,13 +42,18 @@ function isReplyError(error: unknown): error is Error {
 }
 
 /** A Cluster refusal that means the command did not run where it was sent (the slot is elsewhere, or moving). */
-const NOT_RUN_HERE = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|EXECABORT) /;
+const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 
 /** Commands of an exchange that change nothing wherever they run: sent again, they do no harm. */
 const TOUCHES_NO_KEY = new Set(['MULTI', 'WAIT', 'WAITAOF']);
 
+function redirected(error: Error | null): boolean {
+  return error !== null && isReplyError(error) && REDIRECTED.test(error.message);
+}
+
+/** Redirected, or a transaction discarded (EXECABORT: one of its commands was refused when queued). */
 function notRunHere(error: Error | null): boolean {
-  return error !== null && isReplyError(error) && NOT_RUN_HERE.test(error.message);
+  return redirected(error) || (error !== null && isReplyError(error) && error.message.startsWith('EXECABORT '));
 }
 
 /** host:port of what the client connects to (from its parsed options: no credentials). */
@@ -133,7 +138,7 @@ class IoredisPort implements RedisPort {
     const master = slotMaster(client, commands);
     if (master === undefined) return this.#pipelined(client, commands);
     const results = await this.#sentOneByOne(master, commands);
-    if (!results.some(([error]) => notRunHere(error))) return results;
+    if (!results.some(([error]) => redirected(error))) return results;
     const refreshed = this.#refreshSlots(client);
     const nothingRan = results.every(([error], i) => notRunHere(error) || (error === null && TOUCHES_NO_KEY.has(commands[i]!.name)));
     if (!nothingRan) return results;

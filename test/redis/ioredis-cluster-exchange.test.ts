@@ -65,6 +65,16 @@ describe('ioredis port: an exchange on a Cluster', () => {
     expect(await client.get(`{${tag}}:b`)).toBe('1');
   });
 
+  it('answers a transaction discarded for a refusal of its own (no redirection) as it is, without the Pipeline', async () => {
+    const pipeline = vi.spyOn(client, 'pipeline');
+    // SET with no value is refused when queued: EXEC discards the transaction (EXECABORT).
+    const replies = await port.exchange([command('MULTI'), command('SET', `{${tag}}:a`, '1'), command('SET', `{${tag}}:b`), command('EXEC')]);
+    expect(replies[2]).toBeInstanceOf(RedisCommandError);
+    expect((replies[3] as RedisCommandError).message).toMatch(/EXECABORT/);
+    expect(pipeline).not.toHaveBeenCalled();
+    expect(await client.get(`{${tag}}:a`)).toBeNull();
+  });
+
   it('answers as it is when some commands ran before the refusal: the refused ones fail, nothing runs twice', async () => {
     // A second key whose slot another master serves: what the exchange sends after the first
     // command meets a master that is not its own, as when the slot moves in between.
