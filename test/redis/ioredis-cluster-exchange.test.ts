@@ -9,10 +9,9 @@ import { Cluster, Command } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { RedisCommandError } from '../../src/ground/errors';
 import { ioredisPort } from '../../src/redis/ioredis-port';
-import { command, type RedisPort, type RedisReply } from '../../src/redis/port';
-import { uniquePrefix } from '../support/redis';
+import { command, type RedisPort } from '../../src/redis/port';
+import { replyText as text, uniquePrefix } from '../support/redis';
 
-const text = (reply: RedisReply | RedisCommandError | undefined) => (reply instanceof RedisCommandError ? reply : Buffer.from(reply as Uint8Array).toString());
 const slotOf = (key: string) => new Command('GET', [key]).getSlot();
 
 describe('ioredis port: an exchange on a Cluster', () => {

@@ -10,9 +10,8 @@ import type { RedisProcess } from '../../local/redis-server';
 import { RedisCommandError } from '../../src/ground/errors';
 import { connectIoredis } from '../../src/redis/ioredis-port';
 import { command, type RedisPort, type RedisReply } from '../../src/redis/port';
+import { replyText as text } from '../support/redis';
 import { usePrivateRedis } from '../support/redis-suite';
-
-const text = (reply: RedisReply | RedisCommandError) => (reply instanceof RedisCommandError ? reply : Buffer.from(reply as Uint8Array).toString());
 
 describe('ioredis port: an exchange of several commands (standalone)', () => {
   let server: RedisProcess;

@@ -7,6 +7,8 @@ import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { appendScript } from '../../src/generated/lua-scripts';
 import { sizeKeys } from '../../src/entry/size-keys';
+import { RedisCommandError } from '../../src/ground/errors';
+import type { RedisReply } from '../../src/redis/port';
 
 /** A unique key prefix per test, so tests never collide on a shared server. */
 export function uniquePrefix(): string {
@@ -65,4 +67,9 @@ export async function foreignAppend(admin: Redis, stream: string, fields: Record
  */
 export function scriptArg(command: { readonly args: readonly unknown[] }, n: number): unknown {
   return command.args[1 + Number(command.args[1]) + n];
+}
+
+/** A port's reply as text (a bulk string's bytes), or the refusal it was: for asserting on exchanges. */
+export function replyText(reply: RedisReply | RedisCommandError | undefined): string | RedisCommandError {
+  return reply instanceof RedisCommandError ? reply : Buffer.from(reply as Uint8Array).toString();
 }
