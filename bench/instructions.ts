@@ -27,13 +27,15 @@ import { fmt, stat, type Stat } from './stats';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const OUT_FILE = join(here, 'results', 'instructions.json');
-const SCENARIOS = ['product', 'raw-verify', 'raw'] as const;
+/** `product-flow`: the product with flow leases (limit 1) over entries spread on 1,000 flow keys (issue 27). */
+const SCENARIOS = ['product', 'product-flow', 'raw-verify', 'raw'] as const;
+const FLOW_KEYS = 1_000;
 type Scenario = (typeof SCENARIOS)[number];
 const SHORT = 4_000;
 const LONG = 12_000;
 const GROUP = 'bench';
 /** One prefilled stream per drain length: a drain ends when its stream is exhausted. */
-const streamOf = (entries: number) => `instructions:${entries}`;
+const streamOf = (entries: number, scenario?: Scenario) => (scenario === 'product-flow' ? `instructions:flow:${entries}` : `instructions:${entries}`);
 
 const progress = (line: string) => process.stderr.write(`bench:instructions: ${line}\n`);
 
@@ -119,6 +121,10 @@ async function main(args: Args): Promise<void> {
   try {
     progress(`prefilling ${SHORT} and ${LONG} signed ${SIZES['300B']} B entries`);
     for (const n of [SHORT, LONG]) await prefillStream(admin, streamOf(n), n, SIZES['300B']);
+    if (args.scenarios.includes('product-flow')) {
+      progress(`prefilling the same on ${FLOW_KEYS.toLocaleString('en')} flow keys`);
+      for (const n of [SHORT, LONG]) await prefillStream(admin, streamOf(n, 'product-flow'), n, SIZES['300B'], FLOW_KEYS);
+    }
     const runs = args.scenarios.length * args.batches.length * args.reps * 2;
     let done = 0;
     for (const batch of args.batches) {
@@ -127,18 +133,20 @@ async function main(args: Args): Promise<void> {
         for (let rep = 0; rep < args.reps; rep += 1) {
           const counts: number[] = [];
           for (const n of [SHORT, LONG]) {
-            await resetGroup(admin, streamOf(n), GROUP);
+            const stream = streamOf(n, scenario);
+            await resetGroup(admin, stream, GROUP);
             done += 1;
             progress(`[${done}/${runs}] ${scenario} b${batch}: draining ${n} entries under callgrind…`);
             const started = performance.now();
-            const params = { redisUrl: server.url, group: GROUP, stream: streamOf(n), count: n, batch, consumer: 'instructions' };
-            counts.push(await countInstructions(bundle.file, { scenario, params }, n, scratch, args.singleThreaded ? ['--single-threaded'] : []));
+            const params = { redisUrl: server.url, group: GROUP, stream, count: n, batch, consumer: 'instructions', ...(scenario === 'product-flow' ? { flow: { limit: 1 } } : {}) };
+            const job = { scenario: scenario === 'product-flow' ? 'product' : scenario, params };
+            counts.push(await countInstructions(bundle.file, job, n, scratch, args.singleThreaded ? ['--single-threaded'] : []));
             progress(`[${done}/${runs}] ${scenario} b${batch} ${n} entries: ${counts.at(-1)!.toLocaleString('en')} instructions (${Math.round((performance.now() - started) / 1000)} s)`);
           }
           totals.push({ short: counts[0]!, long: counts[1]! });
         }
         const perEntry = stat(totals.map((t) => (t.long - t.short) / (LONG - SHORT)));
-        results[`${scenario.replace('-', '_')}_b${batch}`] = { instructionsPerEntry: perEntry, totals };
+        results[`${scenario.replaceAll('-', '_')}_b${batch}`] = { instructionsPerEntry: perEntry, totals };
       }
     }
   } finally {
@@ -154,6 +162,8 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
   const ratios: Record<string, number> = {};
   for (const batch of args.batches) {
     const product = results[`product_b${batch}`];
+    const flow = results[`product_flow_b${batch}`];
+    if (product && flow) ratios[`product_flow_over_product_b${batch}`] = flow.instructionsPerEntry.median / product.instructionsPerEntry.median;
     for (const other of ['raw_verify', 'raw']) {
       const baseline = results[`${other}_b${batch}`];
       if (product && baseline) ratios[`product_over_${other}_b${batch}`] = product.instructionsPerEntry.median / baseline.instructionsPerEntry.median;
@@ -162,9 +172,9 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
   console.log(`\nNode instructions per entry of the consuming process (callgrind; (${LONG}-entry drain − ${SHORT}-entry drain) / ${LONG - SHORT}; ${args.reps} repetition(s); ${args.singleThreaded ? 'node --single-threaded' : 'V8 background threads on'})`);
   for (const [key, m] of Object.entries(results)) {
     const spread = args.reps > 1 ? ` [${fmt(m.instructionsPerEntry.min)}–${fmt(m.instructionsPerEntry.max)}]` : '';
-    console.log(`  ${key.padEnd(16)}${Math.round(m.instructionsPerEntry.median).toLocaleString('en')}${spread}`);
+    console.log(`  ${key.padEnd(22)}${Math.round(m.instructionsPerEntry.median).toLocaleString('en')}${spread}`);
   }
-  for (const [key, ratio] of Object.entries(ratios)) console.log(`  ${key.padEnd(30)}${ratio.toFixed(3)}`);
+  for (const [key, ratio] of Object.entries(ratios)) console.log(`  ${key.padEnd(36)}${ratio.toFixed(3)}`);
   mkdirSync(dirname(OUT_FILE), { recursive: true });
   writeFileSync(
     OUT_FILE,

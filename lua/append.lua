@@ -9,10 +9,9 @@
   the same script as the XADD, so no claim ever sees an entry without its record.
 
   KEYS[1]  stream
-  KEYS[2]  sizes hash: 'appended' (entries appended by recording writers), 'large' (records
-           in KEYS[3]); claim.lua checks both against what Redis reports
-  KEYS[3]  large-entry records: sorted set, score 0, member = '<ms>-<seq> <bytes>' with both
-           parts of the id zero-padded to 20 digits, so members sort in id order
+  KEYS[2]  sizes hash: the counts of lib/record-size.lua, which claim.lua checks against what
+           Redis reports
+  KEYS[3]  size and flow key records: sorted set, score 0, in id order (lib/record-size.lua)
   ARGV     the entry's field, value pairs, in order
 
   Reply: the new entry id

@@ -51,12 +51,15 @@
               XREADGROUP … COUNT ARGV[7] STREAMS <stream> <gate> > >, which copies nothing
               through Lua. This script proves first that those entries fit, from what the
               writers that record sizes (append.lua, publish.lua, redrive.lua, the schedule
-              move) keep: KEYS[3] counts their appends ('appended'), the records they hold
-              ('large') and what retention.lua removed ('trimmed'); KEYS[4] holds one record per entry larger than
-              SMALL, with its size, ordered by entry id. The proof holds when every entry of
-              the stream came from such a writer and none was removed by another hand
-              (appended = entries-read + lag, XLEN + trimmed = appended), no record is missing
-              (ZCARD = large), and the lag is known (Redis reports none while a deleted entry
+              move) keep: KEYS[3] counts their appends (appended = 'plain' + 'keyed', and
+              'appended' of writers from before key records), the size records they hold
+              ('large'), what retention.lua removed ('trimmed', and 'keyed_trimmed' key
+              records); KEYS[4] holds one record per entry larger than SMALL, with its size,
+              and one per entry with a flow key, ordered by entry id (lib/record-size.lua).
+              The proof holds when every entry of the stream came from such a writer and none
+              was removed by another hand (appended = entries-read + lag, XLEN + trimmed =
+              appended), no record is missing (ZCARD = large + keyed - keyed_trimmed), and
+              the lag is known (Redis reports none while a deleted entry
               lies after the group's last-delivered id). Then the read delivers the first
               min(count, lag) entries after the last-delivered id — nothing interleaves in a
               MULTI — and the large ones among them are the first records after that id, so
@@ -69,11 +72,26 @@
   it (last-delivered = last-generated id): nothing unread is then of unknown size, and the
   counts start over from what Redis reports.
 
+  With flow leases (a token; no share, no rate limit) a native read is proven only when every
+  entry also came from a writer that records flow keys (the older writers' 'appended' is 0:
+  the counts started over since one last appended), and the gate's group starts at this
+  group's last-delivered id. The
+  caller then sends, in place of the gate's DEL, this script again with ARGV[8] = 'admit':
+    'admit'   admits the entries the native read just delivered (section 3), from their key
+              records alone: the window is (the gate group's last-delivered id, this group's
+              last-delivered id], and an entry of it without a key record has no flow key.
+              Nothing interleaves in the MULTI, so it is as if this claim had read them (strict
+              order included). It deletes the gate; without a gate (the read was not proven, the
+              claim read through Lua) it does nothing. Reply: { parked_ids, parked_limited,
+              ready_more }, parked_ids being the entries of the read the run must not handle
+              (they were put back as parked). ARGV[4], ARGV[7] and ARGV[14] are ignored.
+
   KEYS[1]  source stream
   KEYS[2]  cursor key (string; absent = 0-0)
-  KEYS[3]  sizes hash: 'appended', 'large', 'trimmed' (see above)
-  KEYS[4]  large-entry records: sorted set, score 0, member = '<ms>-<seq> <bytes>' with both
-           parts of the id zero-padded to 20 digits (members then sort in id order)
+  KEYS[3]  sizes hash: 'plain', 'keyed', 'appended', 'large', 'trimmed', 'keyed_trimmed' (see above)
+  KEYS[4]  size and key records: sorted set, score 0, members '<ms>-<seq> <bytes>' (entries
+           larger than SMALL) and 'k<ms>-<seq> <id> <flow key>', both parts of the first id
+           zero-padded to 20 digits (lib/record-size.lua)
   KEYS[5]  this claim's gate stream
   KEYS[6]  deferral hash of this group: entry id -> not-before, Redis ms (settle.lua writes it)
   KEYS[7]  the stream's schedule: due-time sorted set      } SPEC §5.6, lib/schedule-move.lua
@@ -90,7 +108,7 @@
   ARGV[6]  '1' when the run holds nothing else: then one entry larger than the allowance may
            be taken alone (SPEC §5.1)
   ARGV[7]  fresh entries asked for
-  ARGV[8]  'none' | 'lua' | 'native'
+  ARGV[8]  'none' | 'lua' | 'native' | 'admit' (see above)
   ARGV[9]  retry backoff: 'fixed' | 'exponential'
   ARGV[10] retry base, ms (>= min idle)
   ARGV[11] retry factor (exponential)
@@ -174,8 +192,9 @@
   taken at once, a head only when due (otherwise the key waits for it: the cursor pass takes
   the head when it is due, and its settle makes the key ready again); a key served with more
   waiting goes to the back of the queue (one the byte allowance stopped keeps its place).
-  Entries without a key are admitted as before. A fresh read never goes native with flow on:
-  the entries must pass through here.
+  Entries without a key are admitted as before. A native fresh read with flow on is admitted
+  by the 'admit' call beside it, from the entries' key records (see the header), by the same
+  steps.
 
   Fair batches (SPEC §5.7, with a share s = ARGV[21] > 0): one claim admits at most s entries
   of one key, whichever way they came (ready queue, cursor pass, fresh read); the rest of the
@@ -195,7 +214,7 @@
   into it (lib/schedule-move.lua: never early by the Redis clock, at most once, never lost),
   so the fresh read of this same claim can deliver them; an empty schedule costs one ZRANGE
   and no extra round trip. It runs before XINFO GROUPS: the native proof compares the group's
-  lag with the writers' 'appended' count, and the move appends (and records, as every writer
+  lag with the writers' counts, and the move appends (and records, as every writer
   does). The schedule's next due time lowers next_due, so a poller woken then finds it due.
   due_at(id, deliveries, idle, not_before) is the due rule for any pending entry (a key's
   head, SPEC §5.7).
@@ -204,7 +223,7 @@
 -- #include lib/stream-id.lua
 local stream, cursor_key, sizes_key, large_key, gate_key, defer_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
-local reclaim_count = tonumber(ARGV[4])
+local reclaim_count = ARGV[8] == 'admit' and 0 or tonumber(ARGV[4])
 local allowance = tonumber(ARGV[5])
 local alone = ARGV[6] == '1'
 local fresh_count = tonumber(ARGV[7])
@@ -213,11 +232,16 @@ local lease_key, ready_key, queue_key, flow_token = KEYS[9], KEYS[10], KEYS[11],
 local flow_strict = ARGV[18] == '1'
 local flow_share = tonumber(ARGV[21]) or 0
 local rate_per_key = ARGV[22] == '1' and flow_token ~= ''
--- Entries read natively never pass through this script: with flow on, every read is here.
-if flow_token ~= '' and fresh_mode == 'native' then fresh_mode = 'lua' end
 local rate_key, rate_interval, rate_tolerance = KEYS[12], tonumber(ARGV[19]), tonumber(ARGV[20])
--- A native read would start entries the rate limit never counted.
-if rate_interval > 0 and fresh_mode == 'native' then fresh_mode = 'lua' end
+-- A native read would start entries the rate limit never counted, and a share is counted over
+-- the whole claim: both need every entry in this script.
+if (rate_interval > 0 or flow_share > 0) and fresh_mode == 'native' then fresh_mode = 'lua' end
+-- The second call of a native read with flow leases (see the header): only section 3 runs.
+local admit_mode = fresh_mode == 'admit'
+if admit_mode then
+  if rate_interval > 0 or flow_share > 0 or flow_token == '' then return { {}, 0, 0 } end
+  fresh_mode = 'none'
+end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.
 local SMALL = 1024
 
@@ -254,7 +278,7 @@ end
 
 -- ---- 0. due scheduled events into the stream, before anything reads it (see the header)
 local moved = 0
-local max_moved = tonumber(ARGV[14])
+local max_moved = admit_mode and 0 or tonumber(ARGV[14])
 if max_moved > 0 then
   local schedule_due = schedule_head(KEYS[7])
   -- Only into a stream this group reads: a group created after this claim (on the NOGROUP that
@@ -441,7 +465,7 @@ local function key_room_at(state)
   return at
 end
 local ready_of_reclaim = math.floor(reclaim_count / 2)
-local ready_room = ready_of_reclaim + math.floor(fresh_count / 2)
+local ready_room = admit_mode and 0 or ready_of_reclaim + math.floor(fresh_count / 2)
 local ready_served, ready_added = 0, 0
 if flow_token ~= '' and ready_room > 0 then
   local expires, limit = redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
@@ -520,6 +544,8 @@ local ready_extra = math.max(0, #reclaimed + #deleted - ready_of_reclaim)
 if ready_extra > 0 then
   reclaim_limit = reclaim_count + ready_extra
   fresh_count = math.max(0, fresh_count - ready_extra)
+  -- The native read beside asks for ARGV[7] entries, more than are left: read here instead.
+  if fresh_mode == 'native' then fresh_mode = 'lua' end
 end
 if rate_room then reclaim_limit = math.min(reclaim_limit, rate_room) end
 -- The ready pass's entries lead `reclaimed`, admitted under their leases already.
@@ -592,7 +618,8 @@ local function adopt()
   local added = info['entries-added']
   if type(added) ~= 'number' then return false end
   redis.call('DEL', large_key)
-  redis.call('HSET', sizes_key, 'appended', added, 'large', 0, 'trimmed', added - redis.call('XLEN', stream))
+  -- Every entry counts as 'plain' from here: none is unread, so none needs a key record.
+  redis.call('HSET', sizes_key, 'plain', added, 'keyed', 0, 'appended', 0, 'large', 0, 'trimmed', added - redis.call('XLEN', stream), 'keyed_trimmed', 0)
   return true
 end
 
@@ -602,13 +629,18 @@ local function proven_bytes(count)
   if mine == nil then return nil end
   local lag, entries_read = mine['lag'], mine['entries-read']
   if type(lag) ~= 'number' or type(entries_read) ~= 'number' or lag < 0 then return adopt() and 0 or nil end
-  local counted = redis.call('HMGET', sizes_key, 'appended', 'large', 'trimmed')
-  local appended, large, trimmed = tonumber(counted[1] or '0'), tonumber(counted[2] or '0'), tonumber(counted[3] or '0')
-  local intact = appended == entries_read + lag and redis.call('XLEN', stream) + trimmed == appended and redis.call('ZCARD', large_key) == large
+  local counted = redis.call('HMGET', sizes_key, 'plain', 'keyed', 'appended', 'large', 'trimmed', 'keyed_trimmed')
+  local plain, keyed, older = tonumber(counted[1] or '0'), tonumber(counted[2] or '0'), tonumber(counted[3] or '0')
+  local large, trimmed, keyed_trimmed = tonumber(counted[4] or '0'), tonumber(counted[5] or '0'), tonumber(counted[6] or '0')
+  local appended = plain + keyed + older
+  local intact = appended == entries_read + lag and redis.call('XLEN', stream) + trimmed == appended and redis.call('ZCARD', large_key) == large + keyed - keyed_trimmed
+  -- With flow leases the admit call needs every unread entry's key record: none by an older writer.
+  if intact and flow_token ~= '' and older ~= 0 then intact = false end
   if not intact then return adopt() and 0 or nil end
   local window = math.min(count, lag)
   if window == 0 then return 0 end
-  local records = redis.call('ZRANGEBYLEX', large_key, '(' .. padded_id(mine['last-delivered-id']) .. '~', '+', 'LIMIT', 0, window)
+  -- Size records only: every one sorts below ':', every key record ('k…') above.
+  local records = redis.call('ZRANGEBYLEX', large_key, '(' .. padded_id(mine['last-delivered-id']) .. '~', '(:', 'LIMIT', 0, window)
   local bytes = (window - #records) * SMALL
   for _, record in ipairs(records) do bytes = bytes + tonumber(string.match(record, ' (%d+)$')) end
   if taken + bytes <= allowance or (window == 1 and alone and taken == 0) then return bytes end
@@ -681,7 +713,8 @@ if rate_room then fresh_count = math.min(fresh_count, math.max(0, rate_room - #r
 if fresh_mode == 'native' then
   local bound = proven_bytes(fresh_count)
   if bound then
-    local opened = redis.pcall('XGROUP', 'CREATE', gate_key, group, '$', 'MKSTREAM')
+    -- At this group's last-delivered id: the admit call finds there where the read began.
+    local opened = redis.pcall('XGROUP', 'CREATE', gate_key, group, mine['last-delivered-id'], 'MKSTREAM')
     if is_error(opened) then return opened end
     taken = taken + bound
     fresh_via = 'native'
@@ -701,8 +734,34 @@ if fresh_mode == 'lua' and fresh_via == 'none' and fresh_count > 0 then
   fresh_via = 'lua'
 end
 
+-- ---- 2a. 'admit': the native read's window, from the gate and the key records (see the header)
+local window_keys
+if admit_mode then
+  local gate = redis.pcall('XINFO', 'GROUPS', gate_key)
+  -- No gate: the read beside was not proven (the claim read through Lua and admitted there).
+  if is_error(gate) or #gate == 0 then return { {}, 0, 0 } end
+  local first = field_map(gate[1])['last-delivered-id']
+  redis.call('DEL', gate_key)
+  local last
+  for _, flat in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local info = field_map(flat)
+    if info['name'] == group then last = info['last-delivered-id'] end
+  end
+  if last == nil or last == first then return { {}, 0, 0 } end
+  -- Key records of ids in (first, last]: 'k<padded id> <id> <key>' (lib/record-size.lua).
+  local records = redis.call('ZRANGEBYLEX', large_key, '(k' .. padded_id(first) .. '~', '[k' .. padded_id(last) .. '~')
+  local no_fields = {}
+  window_keys = {}
+  for i, record in ipairs(records) do
+    local space = string.find(record, ' ', 44, true)
+    fresh[i] = { string.sub(record, 44, space - 1), no_fields }
+    window_keys[i] = string.sub(record, space + 1)
+  end
+end
+
 -- ---- 3. flow leases: admit each keyed entry under its key's lease, or park it (see the header)
 local parked, parked_fresh, parked_limited = 0, 0, 0
+local parked_ids = {}
 
 -- The flow key of each entry ('' = none): the last flow_key field, the value the client reads.
 local function flow_keys_of(entries)
@@ -719,7 +778,7 @@ end
 
 if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   local now, expires, limit = redis_now(), redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
-  local reclaimed_keys, fresh_keys = flow_keys_of(reclaimed), flow_keys_of(fresh)
+  local reclaimed_keys, fresh_keys = flow_keys_of(reclaimed), window_keys or flow_keys_of(fresh)
   local states, touched = {}, {}
   for _, keys in ipairs({ reclaimed_keys, fresh_keys }) do
     for _, key in ipairs(keys) do
@@ -818,7 +877,7 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     end
   end
   reclaimed, counts, idles = kept, kept_counts, kept_idles
-  local kept_fresh, parked_ids = {}, {}
+  local kept_fresh = {}
   for i, entry in ipairs(fresh) do
     if fresh_keys[i] == '' or admit(entry[1], fresh_keys[i]) then
       kept_fresh[#kept_fresh + 1] = entry
@@ -857,6 +916,7 @@ end
 -- Keys left ready for the next claim, when this one served or added some (a drain goes on).
 local ready_more = 0
 if ready_served + ready_added > 0 and redis.call('ZCARD', ready_key) > 0 then ready_more = 1 end
+if admit_mode then return { parked_ids, parked_limited, ready_more } end
 
 return {
   next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved,

@@ -32,9 +32,9 @@
      every id is below the frontier, at most `limit` entries per call, so it never removes
      an id at or above the frontier either, and later runs continue. A stream of at most
      `limit` entries, or any stream with limit 0, is trimmed exactly.
-     The size records claim.lua checks follow what was removed: records below the frontier
-     are dropped (only unread entries need theirs, and every group has read everything
-     below it), and the counts 'large' and 'trimmed' follow.
+     The size and flow key records claim.lua checks follow what was removed: records below
+     the frontier are dropped (only unread entries need theirs, and every group has read
+     everything below it), and the counts 'large', 'trimmed' and 'keyed_trimmed' follow.
 
   2. DLT retention: drop dead-letter records older than the window. A record's id is given
      by XADD '*' when it is written, so its millisecond part is the dead-lettering time on
@@ -142,6 +142,9 @@ local function safe_trim(limit)
     local padded = string.rep('0', 20 - #frontier[1]) .. frontier[1] .. '-' .. string.rep('0', 20 - #frontier[2]) .. frontier[2]
     local dropped = redis.call('ZREMRANGEBYLEX', KEYS[2], '-', '(' .. padded)
     if dropped > 0 then redis.call('HINCRBY', KEYS[3], 'large', -dropped) end
+    -- Flow key records ('k' .. padded id .. ' ' .. key, lib/record-size.lua) below it too.
+    local dropped_keys = redis.call('ZREMRANGEBYLEX', KEYS[2], '[k', '(k' .. padded)
+    if dropped_keys > 0 then redis.call('HINCRBY', KEYS[3], 'keyed_trimmed', dropped_keys) end
     if removed > 0 then redis.call('HINCRBY', KEYS[3], 'trimmed', removed) end
   end
 

@@ -136,7 +136,11 @@ function rateArgs(rate: ConsumerConfig['rateLimit']): [number, number] {
   return [intervalMs, toleranceMs];
 }
 
-function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
+/**
+ * claim.lua's call. `admit`: the call that admits a native read's entries with flow leases,
+ * from their key records (claim.lua 'admit'), in place of the gate's DEL.
+ */
+function claimCall(config: ConsumerConfig, plan: ClaimPlan, admit = false): ScriptCall {
   const { stream, cursor, defer, flowLease } = config.keys;
   const sizes = sizeKeys(stream);
   const schedule = scheduleKeys(stream);
@@ -151,7 +155,7 @@ function claimCall(config: ConsumerConfig, plan: ClaimPlan): ScriptCall {
       Math.floor(plan.allowance),
       plan.alone ? 1 : 0,
       plan.fresh,
-      plan.read,
+      admit ? 'admit' : plan.read,
       ...retryArgs(config.retry),
       SCHEDULED_MOVES_PER_CLAIM,
       plan.flow?.token ?? '',
@@ -173,7 +177,8 @@ export function claimOperations(config: ConsumerConfig, plan: ClaimPlan): Operat
     command('MULTI'),
     claimCall(config, plan),
     command('XREADGROUP', 'GROUP', config.group, config.consumer, 'COUNT', plan.fresh, 'STREAMS', stream, gate, '>', '>'),
-    command('DEL', gate),
+    // With flow leases the admit call takes the gate's DEL's place: it deletes the gate too.
+    plan.flow === undefined ? command('DEL', gate) : claimCall(config, plan, true),
     command('EXEC'),
   ];
 }
@@ -200,15 +205,41 @@ export function claimOutcome(plan: ClaimPlan, replies: ReadonlyArray<RedisReply 
     const exec = replies[4];
     if (exec instanceof RedisCommandError) return refused(exec);
     if (exec == null) return refused(new RedisCommandError('EXEC', 'EXECABORT transaction discarded'));
-    const [script, read] = asArray(exec, 'claim transaction') as Array<RedisReply | RedisCommandError>;
+    const [script, read, admit] = asArray(exec, 'claim transaction') as Array<RedisReply | RedisCommandError>;
     if (script instanceof RedisCommandError) return refused(script);
     const claim = claimResultOf(plan, script, read instanceof RedisCommandError ? undefined : read);
     if (read instanceof RedisCommandError && readThroughGate(script)) return refused(read, claim.entries);
-    return { claim };
+    if (plan.flow === undefined) return { claim };
+    // Not admitted, the native read's entries must not start: they stay pending until min idle.
+    if (admit instanceof RedisCommandError) return refused(admit, claim.entries.slice(0, claim.reclaimed));
+    return { claim: withAdmission(claim, admit) };
   } catch (error) {
     // A reply of the wrong shape: what it took cannot be known (it stays pending until minIdle).
     return refused(error as Error);
   }
+}
+
+/**
+ * A native read's claim after its admit call (claim.lua 'admit'): the entries it parked
+ * behind a busy flow key leave the batch (put back in Redis already), and its counts join
+ * the claim's.
+ */
+function withAdmission(claim: ClaimResult, reply: RedisReply | undefined): ClaimResult {
+  const [parkedList, parkedLimited, readyMore] = asArray(reply, 'claim admit reply');
+  const parkedIds = asArray(parkedList, 'claim admit parked').map((id) => asText(id, 'claim admit parked id'));
+  const limited = asInteger(parkedLimited, 'claim admit parked limited');
+  const more = asInteger(readyMore, 'claim admit ready more') === 1;
+  if (parkedIds.length === 0 && limited === 0 && !more) return claim;
+  const parked = new Set(parkedIds);
+  const entries = parked.size === 0 ? claim.entries : claim.entries.filter((entry, i) => i < claim.reclaimed || !parked.has(entry.id));
+  return {
+    ...claim,
+    entries,
+    flowParked: (claim.flowParked ?? 0) + parked.size,
+    flowParkedFresh: (claim.flowParkedFresh ?? 0) + parked.size,
+    flowParkedLimited: (claim.flowParkedLimited ?? 0) + limited,
+    flowReadyMore: claim.flowReadyMore === true || more,
+  };
 }
 
 /** True when claim.lua let the native read beside it through (fresh_via 'native'). */

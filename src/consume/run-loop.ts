@@ -419,14 +419,17 @@ export class RunLoop {
 
   /**
    * How fresh entries are read: through claim.lua over REST and until the script is loaded,
-   * natively (proven inside MULTI) over TCP — never with flow leases or a rate limit, which
-   * the script applies to each entry it returns.
+   * natively (proven inside MULTI) over TCP — with flow leases too, admitted by the call
+   * beside the read from the entries' key records (claim.lua 'admit'), but never with a
+   * rate limit or a share, which the script counts over every entry it returns.
    */
   #freshRead(): FreshRead {
-    return this.#metered.transport === 'tcp' && this.#scriptLoaded && this.#admitsInScript() === false ? 'native' : 'lua';
+    if (this.#metered.transport !== 'tcp' || !this.#scriptLoaded || this.#config.rateLimit !== undefined) return 'lua';
+    const flow = this.#config.flow;
+    return flow && flow.share !== undefined ? 'lua' : 'native';
   }
 
-  /** Flow leases or a rate limit: every entry must pass through the claim script, never a native or blocking read. */
+  /** Flow leases or a rate limit: every entry must be admitted by the claim script, never by a blocking read. */
   #admitsInScript(): boolean {
     return this.#leases !== undefined || this.#config.rateLimit !== undefined;
   }

@@ -16,6 +16,7 @@ import { PublishError } from '../../src/publish/errors';
 import { createPublisher } from '../../src/publish/publisher';
 import type { RedisPort } from '../../src/redis/port';
 import { moveDueEvents } from '../../src/schedule/move';
+import { sizeKeys } from '../../src/entry/size-keys';
 import { clientKinds } from '../support/clients';
 import { fastConfig, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
@@ -27,6 +28,11 @@ const text = new TextDecoder('utf-8', { ignoreBOM: true });
 /** Field names and values of every entry of the stream, in order, as text. */
 async function storedFields(admin: Redis, stream: string): Promise<string[][]> {
   return (await admin.xrangeBuffer(stream, '-', '+')).map(([, flat]) => flat.map((part) => text.decode(part)));
+}
+
+/** The stream's flow key records (lib/record-size.lua): '<entry id> <key>' each, in id order. */
+async function keyRecords(admin: Redis, stream: string): Promise<string[]> {
+  return (await admin.zrangebylex(sizeKeys(stream).large, '[k', '+')).map((member) => member.split(' ').slice(1).join(' '));
 }
 
 function refusal(flowKey: unknown): PublishError | undefined {
@@ -71,8 +77,12 @@ describe.each(clientKinds)('the flow key field over $name', (kind) => {
   it('is written after the signed fields, outside the signature, and reaches the handler exactly', async () => {
     const publisher = publisherOf();
     const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    await publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: '{"n":1}', traceparent: tp, flowKey: '\ufeffZürich-7' });
+    const keyed = await publisher.publish({ eventType: 'order.placed', eventId: 'e1', payload: '{"n":1}', traceparent: tp, flowKey: '\ufeffZürich-7' });
     await publisher.publish({ eventType: 'order.placed', eventId: 'e2', payload: '{"n":2}' });
+    // The writer records the key beside the entry (a claim with flow leases admits from it); e2 has none.
+    expect(await keyRecords(admin, stream)).toEqual([`${keyed.entryId} \ufeffZürich-7`]);
+    // One count per append, by kind: an unkeyed append costs no more than before key records.
+    expect(await admin.hgetall(sizeKeys(stream).counts)).toEqual({ plain: '1', keyed: '1' });
 
     const [first, second] = await storedFields(admin, stream);
     expect(first!.filter((_, i) => i % 2 === 0)).toEqual(['event', 'event_id', 'payload', 'traceparent', 'flow_key', 'key_id', 'sig']);
@@ -117,6 +127,8 @@ describe.each(clientKinds)('the flow key field over $name', (kind) => {
     await sleepMs(250);
     expect(await moveDueEvents(port, stream)).toMatchObject({ moved: 1 });
     const [moved] = await storedFields(admin, stream);
+    const [movedId] = (await admin.xrange(stream, '-', '+')).map(([id]) => id);
+    expect(await keyRecords(admin, stream)).toEqual([`${movedId} order-9`]);
     expect(moved!.filter((_, i) => i % 2 === 0)).toEqual(['event', 'event_id', 'payload', 'flow_key', 'key_id', 'sig']);
     expect(moved![7]).toBe('order-9');
   });

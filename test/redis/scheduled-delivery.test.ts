@@ -130,7 +130,7 @@ describe.each(clientKinds)('scheduled delivery over $name', (kind) => {
     for (const [entryId, fields] of entries) expect(idMillis(entryId)).toBeGreaterThanOrEqual(dues.get(fields.get('event_id')!.toString())!);
     expect(await scheduleOf(admin, stream)).toEqual({ due: new Map(), stored: 0 });
     // Each moved entry is counted as a recording writer's append (claim.lua's native proof).
-    expect(Number(await admin.hget(sizeKeys(stream).counts, 'appended'))).toBe(count);
+    expect(Number(await admin.hget(sizeKeys(stream).counts, 'plain'))).toBe(count);
   });
 
   it('lets a cancel and a move race for each event: exactly one wins, nothing is left half-done', async () => {
@@ -291,7 +291,7 @@ describe.each(clientKinds)('scheduled delivery over $name', (kind) => {
     await untilRedisTime(admin, dueAt);
     expect((await move()).moved).toBe(2);
     const sizes = sizeKeys(stream);
-    expect(await admin.hgetall(sizes.counts)).toEqual({ appended: '2', large: '1' });
+    expect(await admin.hgetall(sizes.counts)).toEqual({ plain: '2', large: '1' });
     const [[largeId, largeFields]] = (await entriesOf(admin, stream)).filter(([, f]) => f.get('event_id')!.toString() === 'large') as [[string, Map<string, Buffer>]];
     let bytes = largeId.length;
     for (const [name, value] of largeFields) bytes += name.length + value.length;
@@ -304,7 +304,7 @@ describe.each(clientKinds)('scheduled delivery over $name', (kind) => {
     expect(result).toEqual({ eventId: 'p1', eventType: 'order.placed', stream, entryId: expect.stringMatching(/^\d+-\d+$/), duplicate: false });
     expect(await admin.xlen(stream)).toBe(1);
     expect(await admin.get(`${stream}:pub:p1`)).toMatch(new RegExp(`^${result.entryId} [0-9a-f]{40}$`));
-    expect(await admin.hget(sizeKeys(stream).counts, 'appended')).toBe('1');
+    expect(await admin.hget(sizeKeys(stream).counts, 'plain')).toBe('1');
     expect(await publisherWith().publish(event('p2'), { delayMs: 0 })).toMatchObject({ entryId: expect.stringMatching(/^\d+-\d+$/), duplicate: false });
     expect(await scheduleOf(admin, stream)).toEqual({ due: new Map(), stored: 0 });
   });
