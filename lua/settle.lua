@@ -62,8 +62,12 @@
   then        f = number of flow keys returned; when f > 0: the run's token, the limit, '1' for
               strict order (else '0'), '1' when a deferral holds its key (a per-key rate
               limit: no entry of the key starts before the deferral's not-before), then per
-              key: the key, n, the n entry ids leaving the run's holder, q, and the q of them
-              to queue as heads (strict order only)
+              key, one of two forms:
+                the key, n > 0, the n entry ids leaving the run's holder, q, and the q of them
+                to queue as heads (strict order only);
+                the key, -m: the next m ids of the ack list (taken in order from its start,
+                section after section) leave the holder, none to queue — the common case,
+                which sends no id twice
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
   Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, ready }
@@ -137,14 +141,23 @@ local flow_at, flow_key_names, flow_sections = i + 1, {}, {}
 i = i + 1
 if flow_keys > 0 then
   i = i + 4
-  -- Each key's section: its ids leaving the holder, then those to queue.
+  -- Where the next section of acked ids starts in the ack list (ARGV[4..last_ack]).
+  local acked_at = 4
+  -- Each key's section: its ids leaving the holder, then those to queue (ARGV index ranges).
   for k = 1, flow_keys do
     local n = tonumber(ARGV[i + 1])
-    local q = tonumber(ARGV[i + 2 + n])
     -- Flat, four per key (a table per key was garbage the script's GC steps paid for).
     flow_key_names[k] = ARGV[i]
-    flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q
-    i = i + 3 + n + q
+    if n < 0 then
+      if acked_at - n - 1 > last_ack then return redis.error_reply('ERR settle: a flow section takes more acked ids than the ack list holds') end
+      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = acked_at, acked_at - n - 1, 1, 0
+      acked_at = acked_at - n
+      i = i + 2
+    else
+      local q = tonumber(ARGV[i + 2 + n])
+      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q
+      i = i + 3 + n + q
+    end
   end
 end
 

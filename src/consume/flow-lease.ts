@@ -60,16 +60,37 @@ function byteString(bytes: Uint8Array): string {
 }
 
 function isAscii(bytes: Uint8Array): boolean {
-  for (const byte of bytes) if (byte >= 0x80) return false;
+  // Indexed: for…of walks the typed array's iterator.
+  for (let i = 0; i < bytes.length; i += 1) if (bytes[i]! >= 0x80) return false;
   return true;
 }
 
-/** settle.lua's flow section: `0`, or the count, the token, the limit, the order and each key with its ids and those to queue. */
-export function leaseReturnArgs(leases: LeaseReturn | undefined): RedisArg[] {
-  if (leases === undefined || leases.keys.length === 0) return [0];
+/**
+ * settle.lua's flow section (`0`, or the count, the token, the limit, the order, the hold and
+ * each key's section) and the ack list to send beside it. A key whose returned ids are all
+ * acked and none queued (most keys, by far) is sent as the key and -m: its m ids lead the ack
+ * list, section after section, and are not sent twice (two arguments per entry fewer for
+ * ioredis to write and the script to read). Any other key sends its ids and those to queue.
+ */
+export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonly string[]): { readonly ackIds: readonly string[]; readonly args: RedisArg[] } {
+  if (leases === undefined || leases.keys.length === 0) return { ackIds, args: [0] };
   const args: RedisArg[] = [leases.keys.length, leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0];
-  for (const { key, ids, queued } of leases.keys) args.push(key, ids.length, ...ids, queued.length, ...queued);
-  return args;
+  const unplaced = new Set(ackIds);
+  const ordered: string[] = [];
+  for (const { key, ids, queued } of leases.keys) {
+    if (queued.length === 0 && ids.every((id) => unplaced.has(id))) {
+      args.push(key, -ids.length);
+      for (const id of ids) {
+        ordered.push(id);
+        unplaced.delete(id);
+      }
+    } else {
+      args.push(key, ids.length, ...ids, queued.length, ...queued);
+    }
+  }
+  if (ordered.length === 0) return { ackIds, args };
+  for (const id of ackIds) if (unplaced.has(id)) ordered.push(id);
+  return { ackIds: ordered, args };
 }
 
 /** A retained entry whose handler was handed it and cut short: it may still be running. */

@@ -80,10 +80,11 @@ export function settleCall(config: ConsumerConfig, decisions: readonly Decision[
     markers.push(markerKeyFor(config.keys, config.group, entry.id));
     deadLetterArgs.push(entry.id, fieldText(entry, Fields.eventId) ?? '', verdict.reason, entry.deliveries);
   }
+  const flow = leaseReturnArgs(leases, ackIds);
   return {
     script: settleScript,
     keys: [config.keys.stream, config.keys.dlt, config.keys.defer, config.keys.flowLease, flowReadyKey(config.keys.flowLease), flowQueueKey(config.keys.flowLease), ...markers],
-    args: [config.group, config.markerTtlSeconds, ackIds.length, ...ackIds, deferralArgs.length / 2, ...deferralArgs, ...leaseReturnArgs(leases), ...deadLetterArgs],
+    args: [config.group, config.markerTtlSeconds, flow.ackIds.length, ...flow.ackIds, deferralArgs.length / 2, ...deferralArgs, ...flow.args, ...deadLetterArgs],
   };
 }
 

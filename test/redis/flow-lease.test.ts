@@ -12,14 +12,15 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ensureGroup } from '../../src/consume/groups';
 import { createPoller } from '../../src/consume/poller';
 import { parseConsumerConfig, type ConsumerConfigInput } from '../../src/consume/config';
-import { flowReadyKey } from '../../src/entry/keys';
+import { flowQueueKey, flowReadyKey } from '../../src/entry/keys';
 import { exchange } from '../../src/consume/exchange';
 import { settleCall } from '../../src/consume/settle';
 import { settleScript } from '../../src/generated/lua-scripts';
 import { createProcessor, rawPayload } from '../../src/consume/processor';
 import { decodeText } from '../../src/ground/text';
 import { meterPort } from '../../src/redis/metered';
-import type { RedisPort } from '../../src/redis/port';
+import { command, type RedisPort } from '../../src/redis/port';
+import { RedisCommandError } from '../../src/ground/errors';
 import type { RoundReport, RunReport } from '../../src/consume/report';
 import { Rejection } from '../../src/verdict/verdict';
 import { runReportOf } from '../../src/consume/run';
@@ -241,6 +242,35 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect((await settle([{ key: 'k', ids: [e, b] }])).settled[0]).toMatchObject({ acked: 2, leaseLost: 0 });
     expect(await admin.exists(leaseKey())).toBe(0);
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+  });
+
+  it('returns in one settle a key whose entries were all acked from the ack list, and a key with a retained entry by its ids', async () => {
+    const c = config('c');
+    const [a, b, d] = [await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' }), await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' }), await append(admin, stream, { event_id: 'd', payload: 'j:0', flow_key: 'j' })];
+    const u = await append(admin, stream, { event_id: 'u', payload: 'none' });
+    const claim = await claimOnce(port, c, { fresh: 4, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
+    const entry = (id: string) => claim.entries.find((x) => x.id === id)!;
+    const leases = { token: 'T.', limit: 1, strict: false, keys: [{ key: 'k', ids: [a, b], queued: [] }, { key: 'j', ids: [d], queued: [] }] };
+    const call = settleCall(c, [a, d, u].map((id) => ({ entry: entry(id), verdict: Verdicts.ack() })).concat({ entry: entry(b), verdict: Verdicts.retain('handler_error') }), leases)!;
+    // j's id leads the ack list (its section is 'j', -1); k, with b retained, sends its ids.
+    const args = call.args.map(String);
+    expect(args.slice(2, 6)).toEqual(['3', d, a, u]);
+    expect(args.slice(6)).toEqual(['0', '2', 'T.', '1', '0', '0', 'k', '2', a, b, '0', 'j', '-1']);
+    expect((await exchange(port, c, { settles: [call] })).settled[0]).toMatchObject({ acked: 3, leaseLost: 0 });
+    // Both keys are free again, and b stays pending for its retry.
+    expect(await admin.exists(leaseKey())).toBe(0);
+    expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([b]);
+  });
+
+  it('refuses a flow section that takes more acked ids than the ack list holds, leaving the lease to its end', async () => {
+    const c = config('c');
+    const a = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
+    await claimOnce(port, c, { fresh: 1, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
+    const keys = [c.keys.stream, c.keys.dlt, c.keys.defer, c.keys.flowLease, flowReadyKey(c.keys.flowLease), flowQueueKey(c.keys.flowLease)];
+    const reply = await port.exchange([command('EVAL', settleScript.text, keys.length, ...keys, 'g', 60, 1, a, 0, 1, 'T.', 1, 0, 0, 'k', -2)]);
+    expect(reply[0]).toBeInstanceOf(RedisCommandError);
+    expect(String((reply[0] as RedisCommandError).message)).toMatch(/flow section takes more acked ids/);
+    expect(await admin.hexists(leaseKey(), 'k')).toBe(1);
   });
 
   it('sends a decided round\'s settle on its own over TCP, behind the claim beside the round; every round is reported in order with its acks', async () => {
