@@ -58,8 +58,10 @@
               and one per entry with a flow key, ordered by entry id (lib/record-size.lua).
               The proof holds when every entry of the stream came from such a writer and none
               was removed by another hand (appended = entries-read + lag, XLEN + trimmed =
-              appended), no record is missing (ZCARD = large + keyed - keyed_trimmed), and
-              the lag is known (Redis reports none while a deleted entry
+              appended), no record is missing (ZCARD = large + keyed - keyed_trimmed), the
+              group is not behind 'recorded_from' (the padded id up to which records may be
+              gone: set when the counts start over, raised by retention.lua), and the lag is
+              known (Redis reports none while a deleted entry
               lies after the group's last-delivered id). Then the read delivers the first
               min(count, lag) entries after the last-delivered id — nothing interleaves in a
               MULTI — and the large ones among them are the first records after that id, so
@@ -83,12 +85,13 @@
               Nothing interleaves in the MULTI, so it is as if this claim had read them (strict
               order included). It deletes the gate; without a gate (the read was not proven, the
               claim read through Lua) it does nothing. Reply: { parked_ids, parked_limited,
-              ready_more }, parked_ids being the entries of the read the run must not handle
-              (they were put back as parked). ARGV[4], ARGV[7] and ARGV[14] are ignored.
+              ready_more, next_due }, parked_ids being the entries of the read the run must not
+              handle (they were put back as parked). ARGV[4], ARGV[7] and ARGV[14] are ignored.
 
   KEYS[1]  source stream
   KEYS[2]  cursor key (string; absent = 0-0)
-  KEYS[3]  sizes hash: 'plain', 'keyed', 'appended', 'large', 'trimmed', 'keyed_trimmed' (see above)
+  KEYS[3]  sizes hash: 'plain', 'keyed', 'appended', 'large', 'trimmed', 'keyed_trimmed',
+           'recorded_from' (see above)
   KEYS[4]  size and key records: sorted set, score 0, members '<ms>-<seq> <bytes>' (entries
            larger than SMALL) and 'k<ms>-<seq> <id> <flow key>', both parts of the first id
            zero-padded to 20 digits (lib/record-size.lua)
@@ -239,7 +242,7 @@ if (rate_interval > 0 or flow_share > 0) and fresh_mode == 'native' then fresh_m
 -- The second call of a native read with flow leases (see the header): only section 3 runs.
 local admit_mode = fresh_mode == 'admit'
 if admit_mode then
-  if rate_interval > 0 or flow_share > 0 or flow_token == '' then return { {}, 0, 0 } end
+  if rate_interval > 0 or flow_share > 0 or flow_token == '' then return { {}, 0, 0, '' } end
   fresh_mode = 'none'
 end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.
@@ -618,8 +621,10 @@ local function adopt()
   local added = info['entries-added']
   if type(added) ~= 'number' then return false end
   redis.call('DEL', large_key)
-  -- Every entry counts as 'plain' from here: none is unread, so none needs a key record.
-  redis.call('HSET', sizes_key, 'plain', added, 'keyed', 0, 'appended', 0, 'large', 0, 'trimmed', added - redis.call('XLEN', stream), 'keyed_trimmed', 0)
+  -- Every entry counts as 'plain' from here: none is unread, so none needs a record — but a
+  -- group created later behind the last id would read entries whose records are gone.
+  redis.call('HSET', sizes_key, 'plain', added, 'keyed', 0, 'appended', 0, 'large', 0, 'trimmed', added - redis.call('XLEN', stream), 'keyed_trimmed', 0,
+    'recorded_from', padded_id(info['last-generated-id']))
   return true
 end
 
@@ -629,7 +634,10 @@ local function proven_bytes(count)
   if mine == nil then return nil end
   local lag, entries_read = mine['lag'], mine['entries-read']
   if type(lag) ~= 'number' or type(entries_read) ~= 'number' or lag < 0 then return adopt() and 0 or nil end
-  local counted = redis.call('HMGET', sizes_key, 'plain', 'keyed', 'appended', 'large', 'trimmed', 'keyed_trimmed')
+  local counted = redis.call('HMGET', sizes_key, 'plain', 'keyed', 'appended', 'large', 'trimmed', 'keyed_trimmed', 'recorded_from')
+  -- Entries up to this (padded) id may have lost their records (adopt, retention.lua): a group
+  -- still behind it reads through Lua.
+  if counted[7] and padded_id(mine['last-delivered-id']) < counted[7] then return nil end
   local plain, keyed, older = tonumber(counted[1] or '0'), tonumber(counted[2] or '0'), tonumber(counted[3] or '0')
   local large, trimmed, keyed_trimmed = tonumber(counted[4] or '0'), tonumber(counted[5] or '0'), tonumber(counted[6] or '0')
   local appended = plain + keyed + older
@@ -739,7 +747,7 @@ local window_keys
 if admit_mode then
   local gate = redis.pcall('XINFO', 'GROUPS', gate_key)
   -- No gate: the read beside was not proven (the claim read through Lua and admitted there).
-  if is_error(gate) or #gate == 0 then return { {}, 0, 0 } end
+  if is_error(gate) or #gate == 0 then return { {}, 0, 0, '' } end
   local first = field_map(gate[1])['last-delivered-id']
   redis.call('DEL', gate_key)
   local last
@@ -747,7 +755,7 @@ if admit_mode then
     local info = field_map(flat)
     if info['name'] == group then last = info['last-delivered-id'] end
   end
-  if last == nil or last == first then return { {}, 0, 0 } end
+  if last == nil or last == first then return { {}, 0, 0, '' } end
   -- Key records of ids in (first, last]: 'k<padded id> <id> <key>' (lib/record-size.lua).
   local records = redis.call('ZRANGEBYLEX', large_key, '(k' .. padded_id(first) .. '~', '[k' .. padded_id(last) .. '~')
   local no_fields = {}
@@ -916,7 +924,7 @@ end
 -- Keys left ready for the next claim, when this one served or added some (a drain goes on).
 local ready_more = 0
 if ready_served + ready_added > 0 and redis.call('ZCARD', ready_key) > 0 then ready_more = 1 end
-if admit_mode then return { parked_ids, parked_limited, ready_more } end
+if admit_mode then return { parked_ids, parked_limited, ready_more, next_due or '' } end
 
 return {
   next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved,

@@ -34,7 +34,9 @@
      `limit` entries, or any stream with limit 0, is trimmed exactly.
      The size and flow key records claim.lua checks follow what was removed: records below
      the frontier are dropped (only unread entries need theirs, and every group has read
-     everything below it), and the counts 'large', 'trimmed' and 'keyed_trimmed' follow.
+     everything below it), and the counts 'large', 'trimmed' and 'keyed_trimmed' follow;
+     'recorded_from' rises to the frontier, so a group created later behind it (whose
+     entries below it may have lost their records) is read through Lua (claim.lua).
 
   2. DLT retention: drop dead-letter records older than the window. A record's id is given
      by XADD '*' when it is written, so its millisecond part is the dead-lettering time on
@@ -145,6 +147,10 @@ local function safe_trim(limit)
     -- Flow key records ('k' .. padded id .. ' ' .. key, lib/record-size.lua) below it too.
     local dropped_keys = redis.call('ZREMRANGEBYLEX', KEYS[2], '[k', '(k' .. padded)
     if dropped_keys > 0 then redis.call('HINCRBY', KEYS[3], 'keyed_trimmed', dropped_keys) end
+    -- A group created later behind the frontier would read entries without their records:
+    -- claim.lua reads through Lua for a group behind 'recorded_from' (a padded id).
+    local recorded_from = redis.call('HGET', KEYS[3], 'recorded_from')
+    if not recorded_from or recorded_from < padded then redis.call('HSET', KEYS[3], 'recorded_from', padded) end
     if removed > 0 then redis.call('HINCRBY', KEYS[3], 'trimmed', removed) end
   end
 

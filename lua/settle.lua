@@ -88,9 +88,39 @@ local ack_count = tonumber(ARGV[3])
 local ACK_CHUNK = 1000
 local MAX_ORIGINAL_VALUES = 7800
 local PACKED_FIELD = 'packed_original'
+local last_ack = 3 + ack_count
+
+-- The flow section's layout, read before anything is written (a malformed one is refused with
+-- nothing acked); it is applied after the dead-letters (see the header).
+local flow_at = last_ack + 3 + 2 * tonumber(ARGV[last_ack + 1])
+local flow_keys = tonumber(ARGV[flow_at - 1])
+local flow_key_names, flow_sections = {}, {}
+local flow_end = flow_at
+if flow_keys > 0 then
+  local at = flow_at + 4
+  -- Where the next section of acked ids starts in the ack list (ARGV[4..last_ack]).
+  local acked_at = 4
+  -- Each key's section: its ids leaving the holder, then those to queue (ARGV index ranges).
+  for k = 1, flow_keys do
+    local n = tonumber(ARGV[at + 1])
+    -- Flat, four per key (a table per key was garbage the script's GC steps paid for).
+    flow_key_names[k] = ARGV[at]
+    if n < 0 then
+      if acked_at - n - 1 > last_ack then return redis.error_reply('ERR settle: a flow section takes more acked ids than the ack list holds') end
+      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = acked_at, acked_at - n - 1, 1, 0
+      acked_at = acked_at - n
+      at = at + 2
+    else
+      local q = tonumber(ARGV[at + 2 + n])
+      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = at + 2, at + 1 + n, at + 3 + n, at + 2 + n + q
+      at = at + 3 + n + q
+    end
+  end
+  flow_end = at
+end
+
 local acked = 0
 local i = 4
-local last_ack = 3 + ack_count
 while i <= last_ack do
   local stop = math.min(i + ACK_CHUNK - 1, last_ack)
   acked = acked + redis.call('XACK', stream, group, unpack(ARGV, i, stop))
@@ -135,31 +165,8 @@ for _ = 1, deferrals do
   i = i + 2
 end
 
--- The flow section's layout is read here; it is applied after the dead-letters (see the header).
-local flow_keys = tonumber(ARGV[i])
-local flow_at, flow_key_names, flow_sections = i + 1, {}, {}
-i = i + 1
-if flow_keys > 0 then
-  i = i + 4
-  -- Where the next section of acked ids starts in the ack list (ARGV[4..last_ack]).
-  local acked_at = 4
-  -- Each key's section: its ids leaving the holder, then those to queue (ARGV index ranges).
-  for k = 1, flow_keys do
-    local n = tonumber(ARGV[i + 1])
-    -- Flat, four per key (a table per key was garbage the script's GC steps paid for).
-    flow_key_names[k] = ARGV[i]
-    if n < 0 then
-      if acked_at - n - 1 > last_ack then return redis.error_reply('ERR settle: a flow section takes more acked ids than the ack list holds') end
-      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = acked_at, acked_at - n - 1, 1, 0
-      acked_at = acked_at - n
-      i = i + 2
-    else
-      local q = tonumber(ARGV[i + 2 + n])
-      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = i + 2, i + 1 + n, i + 3 + n, i + 2 + n + q
-      i = i + 3 + n + q
-    end
-  end
-end
+-- Past the flow section (read before any write, above): the dead-letters.
+i = flow_end
 
 local written, hits = 0, 0
 local k = 7

@@ -225,11 +225,12 @@ export function claimOutcome(plan: ClaimPlan, replies: ReadonlyArray<RedisReply 
  * the claim's.
  */
 function withAdmission(claim: ClaimResult, reply: RedisReply | undefined): ClaimResult {
-  const [parkedList, parkedLimited, readyMore] = asArray(reply, 'claim admit reply');
+  const [parkedList, parkedLimited, readyMore, nextDue] = asArray(reply, 'claim admit reply');
   const parkedIds = asArray(parkedList, 'claim admit parked').map((id) => asText(id, 'claim admit parked id'));
   const limited = asInteger(parkedLimited, 'claim admit parked limited');
   const more = asInteger(readyMore, 'claim admit ready more') === 1;
-  if (parkedIds.length === 0 && limited === 0 && !more) return claim;
+  const dueAt = optionalMs(nextDue, 'claim admit next due');
+  if (parkedIds.length === 0 && limited === 0 && !more && dueAt === undefined) return claim;
   const parked = new Set(parkedIds);
   const entries = parked.size === 0 ? claim.entries : claim.entries.filter((entry, i) => i < claim.reclaimed || !parked.has(entry.id));
   return {
@@ -239,6 +240,7 @@ function withAdmission(claim: ClaimResult, reply: RedisReply | undefined): Claim
     flowParkedFresh: (claim.flowParkedFresh ?? 0) + parked.size,
     flowParkedLimited: (claim.flowParkedLimited ?? 0) + limited,
     flowReadyMore: claim.flowReadyMore === true || more,
+    nextDueAt: claim.nextDueAt === undefined || (dueAt !== undefined && dueAt < claim.nextDueAt) ? dueAt : claim.nextDueAt,
   };
 }
 

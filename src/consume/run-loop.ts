@@ -465,6 +465,9 @@ export class RunLoop {
       this.#leases?.admitted(claim.entries);
       return { claim, claimedAt: this.#deps.now() };
     }
+    // Taken all the same, under leases when the claim script admitted them (a native read or its
+    // admit call failed after it): the stop path gives those leases back with the entries.
+    this.#leases?.admitted(outcome.taken);
     this.#taken.push(...outcome.taken);
     if (planned.plan.read === 'native' && isNoScript(outcome.claimError)) this.#scriptLoaded = false;
     else this.#fail(outcome.claimError);

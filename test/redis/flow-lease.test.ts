@@ -262,7 +262,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([b]);
   });
 
-  it('refuses a flow section that takes more acked ids than the ack list holds, leaving the lease to its end', async () => {
+  it('refuses a flow section that takes more acked ids than the ack list holds before it writes anything: nothing acked, the lease left to its end', async () => {
     const c = config('c');
     const a = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
     await claimOnce(port, c, { fresh: 1, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
@@ -271,6 +271,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(reply[0]).toBeInstanceOf(RedisCommandError);
     expect(String((reply[0] as RedisCommandError).message)).toMatch(/flow section takes more acked ids/);
     expect(await admin.hexists(leaseKey(), 'k')).toBe(1);
+    expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([a]);
   });
 
   it('sends a decided round\'s settle on its own over TCP, behind the claim beside the round; every round is reported in order with its acks', async () => {

@@ -160,6 +160,61 @@ describe('a native read with flow leases (ioredis)', () => {
     expect(eventIds(rest.claim)).toEqual(['t3', 't4']);
   });
 
+  /** Every group reads all, one entry of an older writer forces the counts to start over (their records go). */
+  const startCountsOver = async () => {
+    await foreignAppend(admin, stream, { event_id: 'o', payload: 'x' });
+    await admin.hincrby(sizeKeys(stream).counts, 'appended', 1);
+    await claimWith(port, config, { allowance: 1024 * 1024, flow: flowPlan('mine') });
+    expect(await claimWith(port, config, { allowance: 1024 * 1024, flow: flowPlan('mine') })).toMatchObject({ via: 'native', claim: { entries: [] } });
+    expect(await admin.zcard(sizeKeys(stream).large)).toBe(0);
+  };
+  /** A group created later at 0-0 (the default start), after its run's first claim: one entry through claim.lua, which lets Redis count its lag. */
+  const laterGroup = async (flow: boolean) => {
+    await ensureGroup(port, stream, 'h', '0-0');
+    const h = parseConsumerConfig(fastConfig(stream, { group: 'h', ...(flow ? { flow: { limit: 1 } } : {}) }));
+    const first = await claimOnce(port, h, { fresh: 1, reclaim: 0, ...(flow ? { flow: flowPlan('h-run') } : {}) });
+    expect(eventIds(first)).toEqual(['w0']);
+    return h;
+  };
+
+  it('reads through claim.lua for a group created behind the point where the counts started over, and admits its entries there', async () => {
+    for (let i = 0; i < 3; i += 1) await append(admin, stream, { event_id: `t${i}`, payload: 'x', flow_key: 'k' });
+    await startCountsOver();
+    const h = await laterGroup(true);
+    const { claim, via } = await claimWith(port, h, { flow: flowPlan('h-run') });
+    // Their key records are gone: natively, t0..t2 would have been handed over without a lease.
+    expect(via).toBe('lua');
+    expect(eventIds(claim)).toEqual(['t0', 't1', 't2', 'o']);
+    const leases = await admin.hgetallBuffer(h.keys.flowLease);
+    expect(leases['k']!.includes(Buffer.from('h-run'))).toBe(true);
+  });
+
+  it('reads through claim.lua for a group created behind a trim frontier whose records retention dropped', async () => {
+    for (let i = 0; i < 5; i += 1) await append(admin, stream, { event_id: `t${i}`, payload: 'x', flow_key: `k${i}` });
+    const first = await claimWith(port, config, { fresh: 3, flow: flowPlan('mine') });
+    await admin.xack(stream, 'g', ...first.claim.entries.map((entry) => entry.id));
+    // Approximate and bounded: Redis frees no whole node, so every entry stays; their records below the frontier go.
+    expect(await safeTrim(port, stream, { limit: 2 })).toMatchObject({ removed: 0, mode: 'approximate' });
+    expect(await keyRecords()).toHaveLength(3);
+    const h = await laterGroup(true);
+    const { claim, via } = await claimWith(port, h, { flow: flowPlan('h-run') });
+    expect(via).toBe('lua');
+    expect(eventIds(claim)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+    // Admitted there: h's run holds each key.
+    expect(Object.keys(await admin.hgetall(h.keys.flowLease)).filter((key) => key !== '').sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+  });
+
+  it('keeps the byte budget for a group created behind the point where the counts started over (their size records are gone too)', async () => {
+    for (let i = 0; i < 4; i += 1) await append(admin, stream, { event_id: `big${i}`, payload: 'x'.repeat(30 * 1024) });
+    await startCountsOver();
+    const { claim, via } = await claimWith(port, await laterGroup(false), { allowance: 64 * 1024, alone: false });
+    // Natively the read was counted at 1 KiB an entry and delivered 120 KiB.
+    expect(via).toBe('lua');
+    expect(claim.cut).toBe(true);
+    expect(claim.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(eventIds(claim)).toEqual(['big0', 'big1']);
+  });
+
   it.each([
     ['a share', (c: ConsumerConfig) => c, { share: 1 }],
     ['a rate limit', () => parseConsumerConfig(fastConfig(stream, { flow: { limit: 1 }, rateLimit: { limit: 1, perMs: 60_000 } })), {}],
