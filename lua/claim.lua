@@ -85,8 +85,10 @@
               Nothing interleaves in the MULTI, so it is as if this claim had read them (strict
               order included). It deletes the gate; without a gate (the read was not proven, the
               claim read through Lua) it does nothing. Reply: { parked_ids, parked_limited,
-              ready_more, next_due }, parked_ids being the entries of the read the run must not
-              handle (they were put back as parked). ARGV[4], ARGV[7] and ARGV[14] are ignored.
+              ready_more, next_due, keyed }, parked_ids being the entries of the read the run
+              must not handle (they were put back as parked), keyed the key records the window
+              held (the caller checks it against the entries that name a flow key, and starts
+              none on a mismatch). ARGV[4], ARGV[7] and ARGV[14] are ignored.
 
   KEYS[1]  source stream
   KEYS[2]  cursor key (string; absent = 0-0)
@@ -242,7 +244,7 @@ if (rate_interval > 0 or flow_share > 0) and fresh_mode == 'native' then fresh_m
 -- The second call of a native read with flow leases (see the header): only section 3 runs.
 local admit_mode = fresh_mode == 'admit'
 if admit_mode then
-  if rate_interval > 0 or flow_share > 0 or flow_token == '' then return { {}, 0, 0, '' } end
+  if rate_interval > 0 or flow_share > 0 or flow_token == '' then return { {}, 0, 0, '', 0 } end
   fresh_mode = 'none'
 end
 -- Entries up to this size are not recorded by writers; anything unrecorded weighs at most this.
@@ -743,11 +745,11 @@ if fresh_mode == 'lua' and fresh_via == 'none' and fresh_count > 0 then
 end
 
 -- ---- 2a. 'admit': the native read's window, from the gate and the key records (see the header)
-local window_keys
+local window_keys, window_records = nil, 0
 if admit_mode then
   local gate = redis.pcall('XINFO', 'GROUPS', gate_key)
   -- No gate: the read beside was not proven (the claim read through Lua and admitted there).
-  if is_error(gate) or #gate == 0 then return { {}, 0, 0, '' } end
+  if is_error(gate) or #gate == 0 then return { {}, 0, 0, '', 0 } end
   local first = field_map(gate[1])['last-delivered-id']
   redis.call('DEL', gate_key)
   local last
@@ -755,11 +757,11 @@ if admit_mode then
     local info = field_map(flat)
     if info['name'] == group then last = info['last-delivered-id'] end
   end
-  if last == nil or last == first then return { {}, 0, 0, '' } end
+  if last == nil or last == first then return { {}, 0, 0, '', 0 } end
   -- Key records of ids in (first, last]: 'k<padded id> <id> <key>' (lib/record-size.lua).
   local records = redis.call('ZRANGEBYLEX', large_key, '(k' .. padded_id(first) .. '~', '[k' .. padded_id(last) .. '~')
   local no_fields = {}
-  window_keys = {}
+  window_keys, window_records = {}, #records
   for i, record in ipairs(records) do
     local space = string.find(record, ' ', 44, true)
     fresh[i] = { string.sub(record, 44, space - 1), no_fields }
@@ -924,7 +926,7 @@ end
 -- Keys left ready for the next claim, when this one served or added some (a drain goes on).
 local ready_more = 0
 if ready_served + ready_added > 0 and redis.call('ZCARD', ready_key) > 0 then ready_more = 1 end
-if admit_mode then return { parked_ids, parked_limited, ready_more, next_due or '' } end
+if admit_mode then return { parked_ids, parked_limited, ready_more, next_due or '', window_records } end
 
 return {
   next_cursor, reclaimed, deleted, counts, note, fresh_via, fresh, cut, taken, next_due or '', now_ms or '', idles, moved,

@@ -45,7 +45,8 @@ local function record_entry_size(sizes_key, large_key, id, values, first)
     bytes = bytes + #values[i] + #values[i + 1]
     if values[i] == 'flow_key' then flow_key = values[i + 1] end
   end
-  if flow_key then
+  -- An empty flow_key names no key (every reader takes it so).
+  if flow_key and flow_key ~= '' then
     redis.call('ZADD', large_key, 0, 'k' .. padded_id(id) .. ' ' .. id .. ' ' .. flow_key)
     redis.call('HINCRBY', sizes_key, 'keyed', 1)
   else

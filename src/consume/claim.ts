@@ -14,8 +14,8 @@
  * - `none`: a reclaim only.
  */
 import { rateSpacing, type ConsumerConfig } from './config';
-import { parseEntries, type StreamEntry } from '../entry/entry';
-import { RedisCommandError } from '../ground/errors';
+import { Fields, parseEntries, type StreamEntry } from '../entry/entry';
+import { RedisCommandError, ReplyShapeError } from '../ground/errors';
 import { claimScript } from '../generated/lua-scripts';
 import { command, type RedisCommand, type RedisReply } from '../redis/port';
 import { asArray, asInteger, asText, isBytes } from '../redis/reply';
@@ -212,11 +212,26 @@ export function claimOutcome(plan: ClaimPlan, replies: ReadonlyArray<RedisReply 
     if (plan.flow === undefined) return { claim };
     // Not admitted, the native read's entries must not start: they stay pending until min idle.
     if (admit instanceof RedisCommandError) return refused(admit, claim.entries.slice(0, claim.reclaimed));
+    const mismatch = readThroughGate(script) ? keyRecordMismatch(claim, admit) : undefined;
+    if (mismatch !== undefined) return refused(mismatch, claim.entries.slice(0, claim.reclaimed));
     return { claim: withAdmission(claim, admit) };
   } catch (error) {
     // A reply of the wrong shape: what it took cannot be known (it stays pending until minIdle).
     return refused(error as Error);
   }
+}
+
+/**
+ * A guard behind the native read's proof: the admit call found as many key records in the
+ * read's window as the read delivered entries naming a flow key. Otherwise some entry would be
+ * handed over without its lease: none of the read starts (they stay pending until min idle).
+ */
+function keyRecordMismatch(claim: ClaimResult, reply: RedisReply | undefined): ReplyShapeError | undefined {
+  const records = asInteger(asArray(reply, 'claim admit reply')[4], 'claim admit key records');
+  let keyed = 0;
+  // As flow-lease.ts flowKeyOf reads it: an empty flow_key names no key.
+  for (let i = claim.reclaimed; i < claim.entries.length; i += 1) if ((claim.entries[i]!.fields.get(Fields.flowKey)?.length ?? 0) > 0) keyed += 1;
+  return keyed === records ? undefined : new ReplyShapeError(`claim admit: the native read delivered ${keyed} entries naming a flow key, its window held ${records} key records`);
 }
 
 /**

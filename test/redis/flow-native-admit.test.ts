@@ -215,6 +215,17 @@ describe('a native read with flow leases (ioredis)', () => {
     expect(eventIds(claim)).toEqual(['big0', 'big1']);
   });
 
+  it('starts none of a native read whose entries name more flow keys than its window held key records (a writer that counted one and recorded none)', async () => {
+    await append(admin, stream, { event_id: 'r1', payload: 'x', flow_key: 'a' });
+    // Counted as an unkeyed append by a writer of this version, yet it names a key: no record.
+    await foreignAppend(admin, stream, { event_id: 'x1', payload: 'x', flow_key: 'b' });
+    await admin.hincrby(sizeKeys(stream).counts, 'plain', 1);
+    await expect(claimWith(port, config, { flow: flowPlan('mine') })).rejects.toThrow(/delivered 2 entries naming a flow key, its window held 1 key records/);
+    // Both stay pending for their min idle, and b was never leased.
+    expect(await pendingRows(admin, stream, 'g')).toHaveLength(2);
+    expect(await admin.hexists(config.keys.flowLease, 'b')).toBe(0);
+  });
+
   it.each([
     ['a share', (c: ConsumerConfig) => c, { share: 1 }],
     ['a rate limit', () => parseConsumerConfig(fastConfig(stream, { flow: { limit: 1 }, rateLimit: { limit: 1, perMs: 60_000 } })), {}],
