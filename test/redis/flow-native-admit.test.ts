@@ -21,8 +21,12 @@ import { asArray, asText } from '../../src/redis/reply';
 import { runOperationsSettled } from '../../src/redis/script';
 import { safeTrim } from '../../src/retention/trim';
 import { Verdicts } from '../../src/verdict/verdict';
+import { createPoller } from '../../src/consume/poller';
+import { createProcessor, rawPayload } from '../../src/consume/processor';
+import { command } from '../../src/redis/port';
+import { decodeText } from '../../src/ground/text';
 import { ioredisKind } from '../support/clients';
-import { claimOnce, fastConfig } from '../support/poller';
+import { claimOnce, fastConfig, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 import { append, foreignAppend, pendingRows } from '../support/redis';
 
@@ -224,6 +228,41 @@ describe('a native read with flow leases (ioredis)', () => {
     // Both stay pending for their min idle, and b was never leased.
     expect(await pendingRows(admin, stream, 'g')).toHaveLength(2);
     expect(await admin.hexists(config.keys.flowLease, 'b')).toBe(0);
+  });
+
+  it('gives back, when the run stops, the lease of an entry its claim script reclaimed before the native read beside it failed', async () => {
+    const run = parseConsumerConfig(fastConfig(stream, { consumer: 'live', batch: 2, reclaimEveryRounds: 1, flow: { limit: 1 } }));
+    const e = await append(admin, stream, { event_id: 'e', payload: 'e', flow_key: 'k' });
+    // A run that died holding e, its lease ending at once.
+    await claimOnce(port, parseConsumerConfig(fastConfig(stream, { consumer: 'dead', flow: { limit: 1 } })), { fresh: 1, reclaim: 0, flow: { ...flowPlan('dead'), leaseMs: 1 } });
+    for (let i = 1; i <= 6; i += 1) await append(admin, stream, { event_id: `f${i}`, payload: `f${i}` });
+    // While round 2 is handled: e becomes due (idle past min idle), and the next native read is
+    // made to fail for real (its group renamed in the command: Redis answers NOGROUP inside the MULTI).
+    let failReads = false;
+    const faulty: RedisPort = {
+      ...port,
+      transport: port.transport,
+      exchange: (commands) =>
+        port.exchange(failReads && commands[0]?.name === 'MULTI' ? commands.map((c) => (c.name === 'XREADGROUP' ? command('XREADGROUP', 'GROUP', 'no-such-group', ...c.args.slice(2)) : c)) : commands),
+    };
+    const poller = createPoller({
+      port: faulty,
+      config: run,
+      process: createProcessor(rawPayload, async ({ payload }) => {
+        // In round 2, once the claim beside it is surely out (it must not see e due yet).
+        if (decodeText(payload) === 'f3') {
+          await sleepMs(50);
+          await admin.xclaim(stream, 'g', 'dead', 0, e, 'IDLE', 60_000, 'JUSTID');
+          failReads = true;
+        }
+        return 'committed' as const;
+      }),
+    });
+    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/NOGROUP/);
+    // The failed claim reclaimed e under the run's lease; the stop path released e and gave the
+    // lease back: k is free at once, not held until the run's deadline.
+    expect((await pendingRows(admin, stream, 'g')).find((row) => row.id === e)).toMatchObject({ consumer: 'live' });
+    expect(await admin.hexists(run.keys.flowLease, 'k')).toBe(0);
   });
 
   it.each([
