@@ -25,7 +25,7 @@ const KIB = 1024;
 // to 106.5. 108: lease values written without building their state as tables (stop 43, Redis
 // instructions per flow entry −17 %) took it to 107.1. 109: native reads with flow leases
 // (claim.lua 'admit', the writers' flow key records, the settle's ack-list sections; Redis
-// instructions per flow entry −27 %) took it to 108.0.
+// instructions per flow entry −27 %) took it to 108.0, the review's fixes to 108.3.
 const WORKER_BUDGET = 109 * KIB;
 // 105: main's budget had grown 110 → 115 (@opentelemetry/api, +4.7 KiB) → 116 (the dashboard's
 // history record, +1.0 KiB) → 117 (the overlapped run loop); zod/mini and lazily built schemas
@@ -43,9 +43,10 @@ const WORKER_BUDGET = 109 * KIB;
 // the rate limit per flow key (its TAT and hold in the lease state) took it to 112.7 KiB.
 // The port's exchange without an ioredis Pipeline (stop 42) took it to 112.9 KiB. 114: lease
 // values written without building their state as tables (stop 43) took it to 113.5. 115: native
-// reads with flow leases (+0.7 KiB of Lua, +0.5 of TypeScript) took it to 114.7.
+// reads with flow leases (+0.7 KiB of Lua, +0.5 of TypeScript) took it to 114.7. 116: the native
+// proof's `recorded_from` and the key-record guard behind it took it to 115.0.
 // Issue 25's target (60 KiB) waits on an owner decision.
-const LAMBDA_POLL_BUDGET = 115 * KIB;
+const LAMBDA_POLL_BUDGET = 116 * KIB;
 /** Classic zod: its schema methods reference its whole API, which no bundler can drop. Library code uses zod/mini. */
 const CLASSIC_ZOD = /node_modules\/zod\/v4\/classic\//;
 
@@ -77,7 +78,7 @@ describe('bundle budgets', () => {
     expect(inputs.some((input) => input.includes('node_modules/croner'))).toBe(false);
   });
 
-  it('the Lambda poll function of a TCP deployment is within LAMBDA_POLL_BUDGET (115 KiB gzip), without Hono, the AWS SDK or classic zod', async () => {
+  it('the Lambda poll function of a TCP deployment is within LAMBDA_POLL_BUDGET (116 KiB gzip), without Hono, the AWS SDK or classic zod', async () => {
     const { gzip, inputs } = await bundle({
       entryPoints: [path('./fixtures/lambda-handlers.ts')],
       format: 'cjs',
