@@ -14,7 +14,7 @@
  * - `none`: a reclaim only.
  */
 import { rateSpacing, type ConsumerConfig } from './config';
-import { Fields, parseEntries, type StreamEntry } from '../entry/entry';
+import { flowKeyOf, parseEntries, type StreamEntry } from '../entry/entry';
 import { RedisCommandError, ReplyShapeError } from '../ground/errors';
 import { claimScript } from '../generated/lua-scripts';
 import { command, type RedisCommand, type RedisReply } from '../redis/port';
@@ -212,13 +212,35 @@ export function claimOutcome(plan: ClaimPlan, replies: ReadonlyArray<RedisReply 
     if (plan.flow === undefined) return { claim };
     // Not admitted, the native read's entries must not start: they stay pending until min idle.
     if (admit instanceof RedisCommandError) return refused(admit, claim.entries.slice(0, claim.reclaimed));
-    const mismatch = readThroughGate(script) ? keyRecordMismatch(claim, admit) : undefined;
+    const admitted = admitReplyOf(admit);
+    const mismatch = readThroughGate(script) ? keyRecordMismatch(claim, admitted.keyRecords) : undefined;
     if (mismatch !== undefined) return refused(mismatch, claim.entries.slice(0, claim.reclaimed));
-    return { claim: withAdmission(claim, admit) };
+    return { claim: withAdmission(claim, admitted) };
   } catch (error) {
-    // A reply of the wrong shape: what it took cannot be known (it stays pending until minIdle).
+    // A reply of the wrong shape: what it took cannot be known (it stays pending until min idle).
     return refused(error as Error);
   }
+}
+
+/** claim.lua's 'admit' reply (see its header). */
+interface AdmitReply {
+  readonly parkedIds: readonly string[];
+  readonly parkedLimited: number;
+  readonly readyMore: boolean;
+  readonly nextDueAt: number | undefined;
+  /** Key records the read's window held. */
+  readonly keyRecords: number;
+}
+
+function admitReplyOf(reply: RedisReply | undefined): AdmitReply {
+  const [parkedList, parkedLimited, readyMore, nextDue, keyRecords] = asArray(reply, 'claim admit reply');
+  return {
+    parkedIds: asArray(parkedList, 'claim admit parked').map((id) => asText(id, 'claim admit parked id')),
+    parkedLimited: asInteger(parkedLimited, 'claim admit parked limited'),
+    readyMore: asInteger(readyMore, 'claim admit ready more') === 1,
+    nextDueAt: optionalMs(nextDue, 'claim admit next due'),
+    keyRecords: asInteger(keyRecords, 'claim admit key records'),
+  };
 }
 
 /**
@@ -226,11 +248,9 @@ export function claimOutcome(plan: ClaimPlan, replies: ReadonlyArray<RedisReply 
  * read's window as the read delivered entries naming a flow key. Otherwise some entry would be
  * handed over without its lease: none of the read starts (they stay pending until min idle).
  */
-function keyRecordMismatch(claim: ClaimResult, reply: RedisReply | undefined): ReplyShapeError | undefined {
-  const records = asInteger(asArray(reply, 'claim admit reply')[4], 'claim admit key records');
+function keyRecordMismatch(claim: ClaimResult, records: number): ReplyShapeError | undefined {
   let keyed = 0;
-  // As flow-lease.ts flowKeyOf reads it: an empty flow_key names no key.
-  for (let i = claim.reclaimed; i < claim.entries.length; i += 1) if ((claim.entries[i]!.fields.get(Fields.flowKey)?.length ?? 0) > 0) keyed += 1;
+  for (let i = claim.reclaimed; i < claim.entries.length; i += 1) if (flowKeyOf(claim.entries[i]!) !== undefined) keyed += 1;
   return keyed === records ? undefined : new ReplyShapeError(`claim admit: the native read delivered ${keyed} entries naming a flow key, its window held ${records} key records`);
 }
 
@@ -239,13 +259,9 @@ function keyRecordMismatch(claim: ClaimResult, reply: RedisReply | undefined): R
  * behind a busy flow key leave the batch (put back in Redis already), and its counts join
  * the claim's.
  */
-function withAdmission(claim: ClaimResult, reply: RedisReply | undefined): ClaimResult {
-  const [parkedList, parkedLimited, readyMore, nextDue] = asArray(reply, 'claim admit reply');
-  const parkedIds = asArray(parkedList, 'claim admit parked').map((id) => asText(id, 'claim admit parked id'));
-  const limited = asInteger(parkedLimited, 'claim admit parked limited');
-  const more = asInteger(readyMore, 'claim admit ready more') === 1;
-  const dueAt = optionalMs(nextDue, 'claim admit next due');
-  if (parkedIds.length === 0 && limited === 0 && !more && dueAt === undefined) return claim;
+function withAdmission(claim: ClaimResult, admitted: AdmitReply): ClaimResult {
+  const { parkedIds, parkedLimited, readyMore, nextDueAt } = admitted;
+  if (parkedIds.length === 0 && parkedLimited === 0 && !readyMore && nextDueAt === undefined) return claim;
   const parked = new Set(parkedIds);
   const entries = parked.size === 0 ? claim.entries : claim.entries.filter((entry, i) => i < claim.reclaimed || !parked.has(entry.id));
   return {
@@ -253,9 +269,9 @@ function withAdmission(claim: ClaimResult, reply: RedisReply | undefined): Claim
     entries,
     flowParked: (claim.flowParked ?? 0) + parked.size,
     flowParkedFresh: (claim.flowParkedFresh ?? 0) + parked.size,
-    flowParkedLimited: (claim.flowParkedLimited ?? 0) + limited,
-    flowReadyMore: claim.flowReadyMore === true || more,
-    nextDueAt: claim.nextDueAt === undefined || (dueAt !== undefined && dueAt < claim.nextDueAt) ? dueAt : claim.nextDueAt,
+    flowParkedLimited: (claim.flowParkedLimited ?? 0) + parkedLimited,
+    flowReadyMore: claim.flowReadyMore === true || readyMore,
+    nextDueAt: claim.nextDueAt === undefined || (nextDueAt !== undefined && nextDueAt < claim.nextDueAt) ? nextDueAt : claim.nextDueAt,
   };
 }
 

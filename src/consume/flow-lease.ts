@@ -10,7 +10,7 @@
  * started: claimed ahead, held, cut by the stop) is named to be queued as its key's head, so
  * no later entry of the key overtakes it (settle.lua).
  */
-import { Fields, type StreamEntry } from '../entry/entry';
+import { flowKeyOf, type StreamEntry } from '../entry/entry';
 import type { RedisArg } from '../redis/port';
 import type { FlowLeasePlan } from './claim';
 import type { Verdict } from '../verdict/verdict';
@@ -35,12 +35,6 @@ export interface LeaseReturn {
    * Buffer), the ids leaving the run's holder, and those of them to queue as heads (strict order).
    */
   readonly keys: ReadonlyArray<{ readonly key: Uint8Array | string; readonly ids: readonly string[]; readonly queued: readonly string[] }>;
-}
-
-/** The entry's flow key, its bytes as the claim script read them (the last `flow_key` field); undefined when none. */
-export function flowKeyOf(entry: StreamEntry): Uint8Array | undefined {
-  const bytes = entry.fields.get(Fields.flowKey);
-  return bytes === undefined || bytes.length === 0 ? undefined : bytes;
 }
 
 /**

@@ -50,6 +50,15 @@ export function hasMalformedFields(entry: StreamEntry): boolean {
 }
 
 /**
+ * The entry's flow key (SPEC §5.7), its bytes as the claim script reads them (the last
+ * `flow_key` field); undefined when none. Empty names no key, as every reader takes it.
+ */
+export function flowKeyOf(entry: StreamEntry): Uint8Array | undefined {
+  const bytes = entry.fields.get(Fields.flowKey);
+  return bytes === undefined || bytes.length === 0 ? undefined : bytes;
+}
+
+/**
  * A field's value as text for display, tracing and values already checked (an `event_id`
  * that passed isValidEventIdBytes is printable ASCII, so its text is its bytes). A leading
  * BOM is kept; malformed bytes read as U+FFFD, so never compare an unchecked value this way.

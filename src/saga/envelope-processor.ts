@@ -9,7 +9,7 @@ import type { HmacEngine } from '../auth/hmac';
 import type { StreamAuth, StreamAuthInput } from '../auth/modes';
 import { admittingProcessor, createAdmission, handleAdmitted, isVerdict, refused, type Admission } from '../admission/signed-processor';
 import type { DeliveryContext, EntryProcessor } from '../consume/decide';
-import { Fields, fieldText, type StreamEntry } from '../entry/entry';
+import { Fields, fieldText, flowKeyOf, type StreamEntry } from '../entry/entry';
 import type { PayloadDecoder } from '../consume/processor';
 import { parseTraceparent } from '../telemetry/traceparent';
 import { Verdicts, type Verdict } from '../verdict/verdict';
@@ -67,9 +67,8 @@ export function createEnvelopeProcessor<E>(spec: EnvelopeProcessorSpec<E>): Entr
  * that only decodes to the same text is another key to the lease.
  */
 function flowKeyMatches(entry: StreamEntry, instanceId: string): boolean {
-  const key = entry.fields.get(Fields.flowKey);
-  // Empty: no key, as the lease reads it (flow-lease.ts flowKeyOf).
-  if (key === undefined || key.length === 0) return true;
+  const key = flowKeyOf(entry);
+  if (key === undefined) return true;
   const expected = UTF8.encode(instanceId);
   return key.length === expected.length && key.every((byte, i) => byte === expected[i]);
 }
