@@ -745,7 +745,7 @@ if fresh_mode == 'lua' and fresh_via == 'none' and fresh_count > 0 then
 end
 
 -- ---- 2a. 'admit': the native read's window, from the gate and the key records (see the header)
-local window_keys, window_records = nil, 0
+local window_ids, window_keys, window_records = nil, nil, 0
 if admit_mode then
   local gate = redis.pcall('XINFO', 'GROUPS', gate_key)
   -- No gate: the read beside was not proven (the claim read through Lua and admitted there).
@@ -760,12 +760,10 @@ if admit_mode then
   if last == nil or last == first then return { {}, 0, 0, '', 0 } end
   -- Key records of ids in (first, last]: 'k<padded id> <id> <key>' (lib/record-size.lua).
   local records = redis.call('ZRANGEBYLEX', large_key, '(k' .. padded_id(first) .. '~', '[k' .. padded_id(last) .. '~')
-  local no_fields = {}
-  window_keys, window_records = {}, #records
+  -- Ids and keys only: section 3 admits the window by id, and no entry table is built for it.
+  window_ids, window_keys, window_records = {}, {}, #records
   for i, record in ipairs(records) do
-    local space = string.find(record, ' ', 44, true)
-    fresh[i] = { string.sub(record, 44, space - 1), no_fields }
-    window_keys[i] = string.sub(record, space + 1)
+    window_ids[i], window_keys[i] = string.match(record, '^(%S+) (.*)$', 44)
   end
 end
 
@@ -786,7 +784,7 @@ local function flow_keys_of(entries)
   return keys
 end
 
-if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
+if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0 or window_records > 0) then
   local now, expires, limit = redis_now(), redis_now() + tonumber(ARGV[16]), tonumber(ARGV[17])
   local reclaimed_keys, fresh_keys = flow_keys_of(reclaimed), window_keys or flow_keys_of(fresh)
   local states, touched = {}, {}
@@ -811,6 +809,7 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   -- value for this run's new holder, written as flow_pack_state writes [[ [token, expires, id] ], 0].
   local packed_holder = string.char(0x92, 0x91, 0x93) .. flow_pack_once(flow_token) .. flow_pack_once(expires)
   local only_id = {}
+  local plain_free = not rate_per_key and limit >= 1 and flow_share == 0
   local function admit_free(id, key)
     if rate_per_key or limit < 1 or share_left(key) <= 0 then return false end
     states[key], only_id[key] = packed_holder .. flow_pack_id(id) .. '\0', id
@@ -837,7 +836,14 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
   local not_before, ready, is_ready = {}, {}, {}
   -- Admits `id` under `key`'s lease (true), or parks it in the key's queue with a not-before (false).
   local function admit(id, key)
-    if states[key] == false and admit_free(id, key) then return true end
+    if states[key] == false then
+      -- Without a share or a key's rate limit, admit_free inlined (a fixstr id: below 32 bytes).
+      if plain_free and #id < 32 then
+        states[key], only_id[key] = packed_holder .. string.char(0xa0 + #id) .. id .. '\0', id
+        return true
+      end
+      if admit_free(id, key) then return true end
+    end
     local state = state_of(key)
     local head = head_of(state, key)
     -- The padded id only when the key's queue holds entries (most keys' never does).
@@ -887,16 +893,23 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0) then
     end
   end
   reclaimed, counts, idles = kept, kept_counts, kept_idles
-  local kept_fresh = {}
-  for i, entry in ipairs(fresh) do
-    if fresh_keys[i] == '' or admit(entry[1], fresh_keys[i]) then
-      kept_fresh[#kept_fresh + 1] = entry
-    else
-      parked_ids[#parked_ids + 1] = entry[1]
-      taken = taken - entry_bytes(entry)
+  if window_ids then
+    for i, id in ipairs(window_ids) do
+      if not admit(id, window_keys[i]) then parked_ids[#parked_ids + 1] = id end
     end
+  else
+    local kept_fresh = {}
+    for i, entry in ipairs(fresh) do
+      if fresh_keys[i] == '' or admit(entry[1], fresh_keys[i]) then
+        kept_fresh[#kept_fresh + 1] = entry
+      else
+        parked_ids[#parked_ids + 1] = entry[1]
+        taken = taken - entry_bytes(entry)
+      end
+    end
+    fresh = kept_fresh
   end
-  fresh, parked_fresh, parked = kept_fresh, #parked_ids, parked + #parked_ids
+  parked_fresh, parked = #parked_ids, parked + #parked_ids
   -- Fresh ones had no delivery before this claim: count 0, due once nothing defers them.
   for first = 1, #parked_ids, HASH_CHUNK do
     local put_back = { 'XCLAIM', stream, group, consumer, 0 }

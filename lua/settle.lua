@@ -66,8 +66,11 @@
                 the key, n > 0, the n entry ids leaving the run's holder, q, and the q of them
                 to queue as heads (strict order only);
                 the key, -m: the next m ids of the ack list (taken in order from its start,
-                section after section) leave the holder, none to queue — the common case,
-                which sends no id twice
+                section after section) leave the holder, none to queue;
+                '' (never a flow key), r, then r keys: each key's one id is the next id of
+                the ack list — the common case (one acked entry per key), sent as one
+                argument per entry and checked in one pass (flow_free_one)
+              (f counts the sections)
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
   Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, ready }
@@ -93,27 +96,40 @@ local last_ack = 3 + ack_count
 -- The flow section's layout, read before anything is written (a malformed one is refused with
 -- nothing acked); it is applied after the dead-letters (see the header).
 local flow_at = last_ack + 3 + 2 * tonumber(ARGV[last_ack + 1])
-local flow_keys = tonumber(ARGV[flow_at - 1])
+local flow_sections_sent = tonumber(ARGV[flow_at - 1])
 local flow_key_names, flow_sections = {}, {}
+-- The one-id keys (ARGV[one_first..one_last]) and where their ids start in the ack list.
+local one_first, one_last, one_acked = 1, 0, 0
 local flow_end = flow_at
-if flow_keys > 0 then
+if flow_sections_sent > 0 then
   local at = flow_at + 4
   -- Where the next section of acked ids starts in the ack list (ARGV[4..last_ack]).
   local acked_at = 4
   -- Each key's section: its ids leaving the holder, then those to queue (ARGV index ranges).
-  for k = 1, flow_keys do
-    local n = tonumber(ARGV[at + 1])
-    -- Flat, four per key (a table per key was garbage the script's GC steps paid for).
-    flow_key_names[k] = ARGV[at]
-    if n < 0 then
-      if acked_at - n - 1 > last_ack then return redis.error_reply('ERR settle: a flow section takes more acked ids than the ack list holds') end
-      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = acked_at, acked_at - n - 1, 1, 0
-      acked_at = acked_at - n
-      at = at + 2
+  local k = 0
+  for _ = 1, flow_sections_sent do
+    local key, n = ARGV[at], tonumber(ARGV[at + 1])
+    if key == '' then
+      if one_last >= one_first or n < 1 or acked_at + n - 1 > last_ack or at + 1 + n > #ARGV then
+        return redis.error_reply('ERR settle: a malformed section of one-id flow keys')
+      end
+      one_first, one_last, one_acked = at + 2, at + 1 + n, acked_at
+      acked_at = acked_at + n
+      at = at + 2 + n
     else
-      local q = tonumber(ARGV[at + 2 + n])
-      flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = at + 2, at + 1 + n, at + 3 + n, at + 2 + n + q
-      at = at + 3 + n + q
+      -- Flat, four per key (a table per key was garbage the script's GC steps paid for).
+      k = k + 1
+      flow_key_names[k] = key
+      if n < 0 then
+        if acked_at - n - 1 > last_ack then return redis.error_reply('ERR settle: a flow section takes more acked ids than the ack list holds') end
+        flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = acked_at, acked_at - n - 1, 1, 0
+        acked_at = acked_at - n
+        at = at + 2
+      else
+        local q = tonumber(ARGV[at + 2 + n])
+        flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = at + 2, at + 1 + n, at + 3 + n, at + 2 + n + q
+        at = at + 3 + n + q
+      end
     end
   end
   flow_end = at
@@ -228,6 +244,18 @@ local function flow_returns_all(value, packed_token, first, last)
   return (ends == 0xcf or ends == 0xcb) and string.find(value, head, 1, true) == 1 and string.find(value, tail, #value - #tail + 1, true) ~= nil
 end
 
+-- True when `value` says this run is the key's only holder, holding only `id`, with nothing
+-- waiting and no time kept: [[ [token, lease end, id] ], 0], where `head` is the bytes up to the
+-- lease end (one 9-byte msgpack number, not compared) and the id is a fixstr. Then returning
+-- the id frees the field. The id is compared as a substring of the value: Lua finds it
+-- interned already (it is an argument), so nothing new is allocated.
+local function flow_frees_one(value, head, id)
+  local n, h = #id, #head
+  if not value or n >= 32 or #value ~= h + 11 + n then return false end
+  local ends, tag, waiting = string.byte(value, h + 1), string.byte(value, h + 10), string.byte(value, -1)
+  return (ends == 0xcf or ends == 0xcb) and tag == 0xa0 + n and waiting == 0 and string.sub(value, 1, h) == head and string.sub(value, h + 11, -2) == id
+end
+
 -- A deferral among ARGV[first..last] that holds its key (a per-key rate limit's hold).
 local function flow_holds(hold, first, last)
   if not hold then return false end
@@ -240,12 +268,30 @@ end
 -- Flow leases, last: a dead-letter whose record fails aborts the script before this, so its
 -- entry stays pending under the run's holder (its key is not reopened beneath it).
 local lease_lost, ready = 0, 0
-if flow_keys > 0 then
+if flow_sections_sent > 0 then
   local token, limit, strict, hold = ARGV[flow_at], tonumber(ARGV[flow_at + 1]), ARGV[flow_at + 2] == '1', ARGV[flow_at + 3] == '1'
   local now = tonumber(server_now_ms())
   local packed_token = cmsgpack.pack(token)
   local keys = flow_key_names
-  local values, states, touched = {}, {}, {}
+  local values, states, touched, gone = {}, {}, {}, {}
+  -- The one-id keys: a key whose value is exactly this run's holder of that id goes (most
+  -- keys); any other is returned like a key of its own section below.
+  local one_head = string.char(0x92, 0x91, 0x93) .. packed_token
+  for first = one_first, one_last, FLOW_WRITE_CHUNK do
+    local last = math.min(first + FLOW_WRITE_CHUNK - 1, one_last)
+    local chunk = redis.call('HMGET', lease_key, unpack(ARGV, first, last))
+    local id_at = one_acked - one_first
+    for at = first, last do
+      local key, id = ARGV[at], ARGV[id_at + at]
+      if flow_frees_one(chunk[at - first + 1], one_head, id) then
+        gone[#gone + 1] = key
+      else
+        local k = #keys + 1
+        keys[k] = key
+        flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = id_at + at, id_at + at, 1, 0
+      end
+    end
+  end
   for first = 1, #keys, FLOW_WRITE_CHUNK do
     local chunk = redis.call('HMGET', lease_key, unpack(keys, first, math.min(first + FLOW_WRITE_CHUNK - 1, #keys)))
     if first == 1 then values = chunk else for j, value in ipairs(chunk) do values[first + j - 1] = value end end
@@ -289,7 +335,7 @@ if flow_keys > 0 then
       touched[#touched + 1] = key
     end
   end
-  flow_store_all(lease_key, touched, states)
+  flow_store_all(lease_key, touched, states, gone)
 end
 
 return { acked, written, hits, deferred, lease_lost, ready }

@@ -160,10 +160,12 @@ local function flow_pack_state(state, timed)
 end
 
 -- Writes keys' states back in a few calls, not one per key: `states` maps each key to its
--- state (or to its lease value, packed already); a key nothing holds or waits on loses its field.
+-- state (or to its lease value, packed already); a key nothing holds or waits on loses its field,
+-- as does every key of `gone` (optional: keys known free already, not in `keys`).
 local FLOW_WRITE_CHUNK = 500
-local function flow_store_all(lease_key, keys, states)
-  local gone, kept = {}, { FLOW_ENCODING_FIELD, FLOW_ENCODING_VALUE }
+local function flow_store_all(lease_key, keys, states, gone)
+  local kept = { FLOW_ENCODING_FIELD, FLOW_ENCODING_VALUE }
+  gone = gone or {}
   for _, key in ipairs(keys) do
     local state = states[key]
     if type(state) == 'string' then

@@ -47,10 +47,17 @@ export function flowOrderingKey(entry: StreamEntry): string | undefined {
 }
 
 function byteString(bytes: Uint8Array): string {
-  // apply, not spread: spreading a typed array walks its iterator (a profile's top flow cost in Node).
+  // apply, not spread: spreading a typed array walks its iterator (a profile's top flow cost in
+  // Node). Chunked only past 4,096 bytes (apply's argument count); a key is shorter by far.
+  if (bytes.length <= 4096) return String.fromCharCode.apply(null, bytes as unknown as number[]);
   let text = '';
   for (let at = 0; at < bytes.length; at += 4096) text += String.fromCharCode.apply(null, bytes.subarray(at, at + 4096) as unknown as number[]);
   return text;
+}
+
+/** A key as settle.lua gets it: its bytes, or a string when every byte is ASCII (LeaseReturn). */
+function keyArg(bytes: Uint8Array): Uint8Array | string {
+  return isAscii(bytes) ? byteString(bytes) : bytes;
 }
 
 function isAscii(bytes: Uint8Array): boolean {
@@ -60,29 +67,43 @@ function isAscii(bytes: Uint8Array): boolean {
 }
 
 /**
- * settle.lua's flow section (`0`, or the count, the token, the limit, the order, the hold and
- * each key's section) and the ack list to send beside it. A key whose returned ids are all
- * acked and none queued (most keys, by far) is sent as the key and -m: its m ids lead the ack
- * list, section after section, and are not sent twice (two arguments per entry fewer for
- * ioredis to write and the script to read). Any other key sends its ids and those to queue.
+ * settle.lua's flow section (`0`, or the section count, the token, the limit, the order, the
+ * hold and the sections) and the ack list to send beside it. Most keys return one acked id:
+ * those go in one section, `''` and their count, then the keys alone — their ids lead the ack
+ * list in the same order, so each costs one argument. A key whose returned ids are all acked
+ * otherwise is sent as the key and -m: its m ids follow in the ack list. Any other key sends
+ * its ids and those to queue. No id is sent twice.
  */
 export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonly string[]): { readonly ackIds: readonly string[]; readonly args: RedisArg[] } {
   if (leases === undefined || leases.keys.length === 0) return { ackIds, args: [0] };
-  const args: RedisArg[] = [leases.keys.length, leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0];
   const unplaced = new Set(ackIds);
-  const ordered: string[] = [];
+  const oneKeys: RedisArg[] = [];
+  const oneIds: string[] = [];
+  const fromAckList: RedisArg[] = [];
+  const fromAckListIds: string[] = [];
+  const sections: RedisArg[] = [];
+  let sectionCount = 0;
   for (const { key, ids, queued } of leases.keys) {
-    if (queued.length === 0 && ids.every((id) => unplaced.has(id))) {
-      args.push(key, -ids.length);
+    if (queued.length === 0 && ids.length === 1 && unplaced.delete(ids[0]!)) {
+      oneKeys.push(key);
+      oneIds.push(ids[0]!);
+    } else if (queued.length === 0 && ids.every((id) => unplaced.has(id))) {
+      fromAckList.push(key, -ids.length);
       for (const id of ids) {
-        ordered.push(id);
+        fromAckListIds.push(id);
         unplaced.delete(id);
       }
+      sectionCount += 1;
     } else {
-      args.push(key, ids.length, ...ids, queued.length, ...queued);
+      sections.push(key, ids.length, ...ids, queued.length, ...queued);
+      sectionCount += 1;
     }
   }
-  if (ordered.length === 0) return { ackIds, args };
+  const header: RedisArg[] = [sectionCount + (oneKeys.length > 0 ? 1 : 0), leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0];
+  const oneSection: RedisArg[] = oneKeys.length > 0 ? ['', oneKeys.length, ...oneKeys] : [];
+  const args = header.concat(oneSection, fromAckList, sections);
+  if (oneIds.length === 0 && fromAckListIds.length === 0) return { ackIds, args };
+  const ordered = oneIds.concat(fromAckListIds);
   for (const id of ackIds) if (unplaced.has(id)) ordered.push(id);
   return { ackIds: ordered, args };
 }
@@ -100,8 +121,8 @@ export class RunLeases {
   readonly #strict: boolean;
   readonly #share: number | undefined;
   readonly #hold: boolean;
-  /** Admitted entry id → its key. */
-  readonly #admitted = new Map<string, Uint8Array>();
+  /** Admitted entry id → its key, as sent back (keyArg: converted once, at admission). */
+  readonly #admitted = new Map<string, Uint8Array | string>();
 
   constructor(token: string, limit: number, strict: boolean, share?: number, hold = false) {
     this.#token = token;
@@ -120,38 +141,71 @@ export class RunLeases {
   admitted(entries: readonly StreamEntry[]): void {
     for (const entry of entries) {
       const key = flowKeyOf(entry);
-      if (key !== undefined) this.#admitted.set(entry.id, key);
+      if (key !== undefined) this.#admitted.set(entry.id, keyArg(key));
     }
   }
 
   /** The leases a decided round gives back (see the header for the one kind it keeps). */
   returnedBy(decisions: readonly Decided[], handedOver: Uint8Array): LeaseReturn | undefined {
-    const returned: Array<{ id: string; queue: boolean }> = [];
-    decisions.forEach((decision, i) => {
-      if (mayStillRun(decision, handedOver[i])) this.#admitted.delete(decision.entry.id);
-      else returned.push({ id: decision.entry.id, queue: decision.verdict.kind === 'retain' });
-    });
-    return this.#returned(returned);
+    const returned = new KeyGroups(this.#strict);
+    for (let i = 0; i < decisions.length; i += 1) {
+      const { entry, verdict } = decisions[i]!;
+      const key = this.#taken(entry.id);
+      if (key !== undefined && !mayStillRun(decisions[i]!, handedOver[i])) returned.add(key, entry.id, verdict.kind === 'retain');
+    }
+    return this.#lease(returned);
   }
 
   /** The leases of entries no handler saw (claimed ahead, held, cut by the stop), given back. */
   returnedUnseen(entries: ReadonlyArray<{ readonly id: string }>): LeaseReturn | undefined {
-    return this.#returned(entries.map(({ id }) => ({ id, queue: true })));
+    const returned = new KeyGroups(this.#strict);
+    for (const { id } of entries) {
+      const key = this.#taken(id);
+      if (key !== undefined) returned.add(key, id, true);
+    }
+    return this.#lease(returned);
   }
 
-  #returned(entries: ReadonlyArray<{ id: string; queue: boolean }>): LeaseReturn | undefined {
-    const byKey = new Map<string, { key: Uint8Array | string; ids: string[]; queued: string[] }>();
-    for (const { id, queue } of entries) {
-      const key = this.#admitted.get(id);
-      if (key === undefined) continue;
-      this.#admitted.delete(id);
-      const name = byteString(key);
-      let group = byKey.get(name);
-      if (group === undefined) byKey.set(name, (group = { key: isAscii(key) ? name : key, ids: [], queued: [] }));
-      group.ids.push(id);
-      if (queue && this.#strict) group.queued.push(id);
-    }
-    return byKey.size === 0 ? undefined : { token: this.#token, limit: this.#limit, strict: this.#strict, hold: this.#hold, keys: [...byKey.values()] };
+  /** The key an entry was admitted under, forgotten here (undefined: none, or given back already). */
+  #taken(id: string): Uint8Array | string | undefined {
+    const key = this.#admitted.get(id);
+    if (key !== undefined) this.#admitted.delete(id);
+    return key;
+  }
+
+  #lease(returned: KeyGroups): LeaseReturn | undefined {
+    return returned.size === 0 ? undefined : { token: this.#token, limit: this.#limit, strict: this.#strict, hold: this.#hold, keys: returned.groups() };
+  }
+}
+
+const NONE_QUEUED: readonly string[] = Object.freeze([]);
+
+/** Returned ids grouped by key (its bytes: two keys are one exactly when their bytes are), in first-seen order. */
+class KeyGroups {
+  readonly #strict: boolean;
+  readonly #byName = new Map<string, { key: Uint8Array | string; ids: string[]; queued: readonly string[] }>();
+
+  constructor(strict: boolean) {
+    this.#strict = strict;
+  }
+
+  get size(): number {
+    return this.#byName.size;
+  }
+
+  /** `queue`: the id is still pending (retained or never started); under strict order it becomes its key's head. */
+  add(key: Uint8Array | string, id: string, queue: boolean): void {
+    const name = typeof key === 'string' ? key : byteString(key);
+    let group = this.#byName.get(name);
+    if (group === undefined) this.#byName.set(name, (group = { key, ids: [], queued: NONE_QUEUED }));
+    group.ids.push(id);
+    if (!queue || !this.#strict) return;
+    if (group.queued === NONE_QUEUED) group.queued = [];
+    (group.queued as string[]).push(id);
+  }
+
+  groups(): LeaseReturn['keys'] {
+    return [...this.#byName.values()];
   }
 }
 

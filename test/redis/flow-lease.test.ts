@@ -252,14 +252,52 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     const entry = (id: string) => claim.entries.find((x) => x.id === id)!;
     const leases = { token: 'T.', limit: 1, strict: false, keys: [{ key: 'k', ids: [a, b], queued: [] }, { key: 'j', ids: [d], queued: [] }] };
     const call = settleCall(c, [a, d, u].map((id) => ({ entry: entry(id), verdict: Verdicts.ack() })).concat({ entry: entry(b), verdict: Verdicts.retain('handler_error') }), leases)!;
-    // j's id leads the ack list (its section is 'j', -1); k, with b retained, sends its ids.
+    // j's one id leads the ack list (j is in the section of one-id keys: '', 1, 'j'); k, with b retained, sends its ids.
     const args = call.args.map(String);
     expect(args.slice(2, 6)).toEqual(['3', d, a, u]);
-    expect(args.slice(6)).toEqual(['0', '2', 'T.', '1', '0', '0', 'k', '2', a, b, '0', 'j', '-1']);
+    expect(args.slice(6)).toEqual(['0', '2', 'T.', '1', '0', '0', '', '1', 'j', 'k', '2', a, b, '0']);
     expect((await exchange(port, c, { settles: [call] })).settled[0]).toMatchObject({ acked: 3, leaseLost: 0 });
     // Both keys are free again, and b stays pending for its retry.
     expect(await admin.exists(leaseKey())).toBe(0);
     expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([b]);
+  });
+
+  it('returns one-id keys, a key of several acked ids and a key whose holder is gone in one settle: each from the ack list, the lost one counted', async () => {
+    const c = config('c');
+    const [a, b, d, e] = [
+      await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' }),
+      await append(admin, stream, { event_id: 'b', payload: 'k:1', flow_key: 'k' }),
+      await append(admin, stream, { event_id: 'd', payload: 'j:0', flow_key: 'j' }),
+      await append(admin, stream, { event_id: 'e', payload: 'h:0', flow_key: 'h' }),
+    ];
+    const claim = await claimOnce(port, c, { fresh: 4, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
+    expect(claim.entries.map((x) => x.id)).toEqual([a, b, d, e]);
+    // h's lease was taken over (its holder replaced as if T.'s lease had ended and U. took the key).
+    const hValue = await admin.hgetBuffer(leaseKey(), 'h');
+    await admin.hset(leaseKey(), 'h', Buffer.from(hValue!.toString('latin1').replace('T.', 'U.'), 'latin1'));
+    const entry = (id: string) => claim.entries.find((x) => x.id === id)!;
+    const leases = { token: 'T.', limit: 1, strict: false, keys: [{ key: 'k', ids: [a, b], queued: [] }, { key: 'j', ids: [d], queued: [] }, { key: 'h', ids: [e], queued: [] }] };
+    const call = settleCall(c, [a, b, d, e].map((id) => ({ entry: entry(id), verdict: Verdicts.ack() })), leases)!;
+    const args = call.args.map(String);
+    expect(args.slice(2, 7)).toEqual(['4', d, e, a, b]);
+    expect(args.slice(7)).toEqual(['0', '2', 'T.', '1', '0', '0', '', '2', 'j', 'h', 'k', '-2']);
+    expect((await exchange(port, c, { settles: [call] })).settled[0]).toMatchObject({ acked: 4, leaseLost: 1 });
+    // j and k are free; h stays with its holder (the fence).
+    expect((await admin.hkeys(leaseKey())).sort()).toEqual(['', 'h']);
+    expect((await admin.hgetBuffer(leaseKey(), 'h'))!.toString('latin1')).toContain('U.');
+    expect(await pendingRows(admin, stream, 'g')).toEqual([]);
+  });
+
+  it('refuses a section of one-id keys with more keys than the ack list holds ids before it writes anything', async () => {
+    const c = config('c');
+    const a = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
+    await claimOnce(port, c, { fresh: 1, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
+    const keys = [c.keys.stream, c.keys.dlt, c.keys.defer, c.keys.flowLease, flowReadyKey(c.keys.flowLease), flowQueueKey(c.keys.flowLease)];
+    const reply = await port.exchange([command('EVAL', settleScript.text, keys.length, ...keys, 'g', 60, 1, a, 0, 1, 'T.', 1, 0, 0, '', 2, 'k', 'j')]);
+    expect(reply[0]).toBeInstanceOf(RedisCommandError);
+    expect(String((reply[0] as RedisCommandError).message)).toMatch(/malformed section of one-id flow keys/);
+    expect(await admin.hexists(leaseKey(), 'k')).toBe(1);
+    expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([a]);
   });
 
   it('refuses a flow section that takes more acked ids than the ack list holds before it writes anything: nothing acked, the lease left to its end', async () => {
