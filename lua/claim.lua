@@ -764,6 +764,8 @@ if admit_mode then
   window_ids, window_keys, window_records = {}, {}, #records
   for i, record in ipairs(records) do
     window_ids[i], window_keys[i] = string.match(record, '^(%S+) (.*)$', 44)
+    -- Writers leave no other shape; one that is not theirs refuses the admission (the read's entries go back).
+    if not window_ids[i] then return redis.error_reply('ERR claim: a malformed flow key record') end
   end
 end
 

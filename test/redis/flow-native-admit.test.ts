@@ -230,6 +230,17 @@ describe('a native read with flow leases (ioredis)', () => {
     expect(await admin.hexists(config.keys.flowLease, 'b')).toBe(0);
   });
 
+  it('refuses a native read whose window holds a key record of a shape no writer leaves: none of its entries start or are leased', async () => {
+    await append(admin, stream, { event_id: 'r1', payload: 'x', flow_key: 'a' });
+    const [record] = await admin.zrangebylex(sizeKeys(stream).large, '[k', '+');
+    await admin.zrem(sizeKeys(stream).large, record!);
+    // 'k<padded id> ' and no '<id> <key>' behind it.
+    await admin.zadd(sizeKeys(stream).large, 0, `${record!.slice(0, 43)}broken`);
+    await expect(claimWith(port, config, { flow: flowPlan('mine') })).rejects.toThrow(/malformed flow key record/);
+    expect(await pendingRows(admin, stream, 'g')).toHaveLength(1);
+    expect(await admin.hexists(config.keys.flowLease, 'a')).toBe(0);
+  });
+
   it('gives back, when the run stops, the lease of an entry its claim script reclaimed before the native read beside it failed', async () => {
     const run = parseConsumerConfig(fastConfig(stream, { consumer: 'live', batch: 2, reclaimEveryRounds: 1, flow: { limit: 1 } }));
     const e = await append(admin, stream, { event_id: 'e', payload: 'e', flow_key: 'k' });
