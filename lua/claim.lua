@@ -897,7 +897,7 @@ if flow_token ~= '' and (#reclaimed > 0 or #fresh > 0 or window_records > 0) the
   reclaimed, counts, idles = kept, kept_counts, kept_idles
   if window_ids then
     for i, id in ipairs(window_ids) do
-      if not admit(id, window_keys[i]) then parked_ids[#parked_ids + 1] = id end
+      if window_keys[i] ~= '' and not admit(id, window_keys[i]) then parked_ids[#parked_ids + 1] = id end
     end
   else
     local kept_fresh = {}

@@ -59,18 +59,19 @@
   ARGV[2]     marker TTL, seconds
   ARGV[3]     n = number of ack ids, followed by the n ids
   then        m = number of deferrals, followed by m pairs: entry id, delay (ms)
-  then        f = number of flow keys returned; when f > 0: the run's token, the limit, '1' for
-              strict order (else '0'), '1' when a deferral holds its key (a per-key rate
-              limit: no entry of the key starts before the deferral's not-before), then per
-              key, one of two forms:
+  then        f = number of flow sections (each key returned is in one); when f > 0: the run's
+              token, the limit, '1' for strict order (else '0'), '1' when a deferral holds its
+              key (a per-key rate limit: no entry of the key starts before the deferral's
+              not-before), then the f sections, each one of three forms:
                 the key, n > 0, the n entry ids leaving the run's holder, q, and the q of them
                 to queue as heads (strict order only);
                 the key, -m: the next m ids of the ack list (taken in order from its start,
                 section after section) leave the holder, none to queue;
-                '' (never a flow key), r, then r keys: each key's one id is the next id of
-                the ack list — the common case (one acked entry per key), sent as one
-                argument per entry and checked in one pass (flow_free_one)
-              (f counts the sections)
+                '' (never a flow key), r, then r keys, at most one such section: each key's
+                one id is the next id of the ack list — the common case (one acked entry per
+                key), one argument per entry, checked in one pass (flow_frees_one); a key whose
+                value is anything but this run's holder of that id alone is returned as a
+                section of its own would be
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
   Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, ready }

@@ -288,6 +288,29 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
   });
 
+  it('returns 600 one-id keys in one settle (past one HMGET chunk): a non-ASCII key freed, a key with an entry waiting falls back, frees its slot and goes ready', async () => {
+    const c = config('c', { maxRoundBytes: 1024 * 1024 });
+    const keys = Array.from({ length: 600 }, (_, i) => (i === 550 ? 'ключ-550' : `key-${i}`));
+    const ids: string[] = [];
+    for (const [i, key] of keys.entries()) ids.push(await append(admin, stream, { event_id: `e${i}`, payload: 'x', flow_key: key }));
+    const plan = { token: 'T.', leaseMs: 5_000, limit: 1, strict: false };
+    const claimed = [];
+    for (let round = 0; round < 3; round += 1) claimed.push(...(await claimOnce(port, c, { fresh: 200, reclaim: 0, flow: plan })).entries);
+    expect(claimed.map((entry) => entry.id)).toEqual(ids);
+    // Another run's entry of key-520 waits behind this run's holder.
+    const waiting = await append(admin, stream, { event_id: 'w', payload: 'x', flow_key: 'key-520' });
+    expect(await claimOnce(port, config('d'), { fresh: 1, reclaim: 0, flow: { ...plan, token: 'U.' } })).toMatchObject({ entries: [], flowParked: 1 });
+    const leases = { token: 'T.', limit: 1, strict: false, keys: keys.map((key, i) => ({ key: i === 550 ? new TextEncoder().encode(key) : key, ids: [ids[i]!], queued: [] })) };
+    const call = settleCall(c, claimed.map((entry) => ({ entry, verdict: Verdicts.ack() })), leases)!;
+    // One section: '', 600, then the keys.
+    expect(call.args.slice(3 + 600 + 1, 3 + 600 + 1 + 7).map(String)).toEqual(['1', 'T.', '1', '0', '0', '', '600']);
+    expect((await exchange(port, c, { settles: [call] })).settled[0]).toMatchObject({ acked: 600, leaseLost: 0, readyKeys: 1 });
+    // Only key-520 keeps a field (its waiting entry), held by no one; it is the one ready key.
+    expect((await admin.hkeys(leaseKey())).sort()).toEqual(['', 'key-520']);
+    expect(await admin.zrange(flowReadyKey(leaseKey()), 0, -1)).toEqual(['key-520']);
+    expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([waiting]);
+  });
+
   it('refuses a section of one-id keys with more keys than the ack list holds ids before it writes anything', async () => {
     const c = config('c');
     const a = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
