@@ -1,5 +1,5 @@
 /**
- * `npm run bench:instructions [-- product,raw-verify 100,500] [--reps N] [--threads]`: Node instructions
+ * `npm run bench:instructions [-- product,raw-verify 100,500] [--reps N] [--threads] [--redis]`: Node instructions
  * per entry of the real consumer child against a real Redis, counted by valgrind's
  * callgrind. Entries/s and even CPU time move with whatever else the machine runs; an
  * instruction count does not, so this is the measure to decide a per-entry optimisation by
@@ -11,14 +11,19 @@
  * callgrind; (count(LONG) − count(SHORT)) / (LONG − SHORT) is the steady cost of an entry,
  * with start-up, module loading and most JIT compilation cancelling out. Takes minutes, so it
  * is in neither `npm test` nor `npm run bench`. Writes bench/results/instructions.json.
+ *
+ * With `--redis` the other side is counted: the Redis server runs under callgrind (zeroed
+ * before each drain, dumped after it) and the child natively — the server's instructions per
+ * entry (its commands, its Lua, its network I/O), the measure flow control's scripts were
+ * decided by (issue 27). Writes bench/results/instructions-redis.json.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../local/redis-server';
+import { freePort, redisServerBinary, spawnRedisServer, startRedisServer } from '../local/redis-server';
 import { prefillStream, resetGroup } from './fixtures';
 import { SIZES } from './plan';
 import type { ScenarioResult } from './scenarios/types';
@@ -26,11 +31,13 @@ import { bundleChild } from './spawn';
 import { fmt, stat, type Stat } from './stats';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const OUT_FILE = join(here, 'results', 'instructions.json');
+const outFile = (side: Side) => join(here, 'results', side === 'redis' ? 'instructions-redis.json' : 'instructions.json');
 /** `product-flow`: the product with flow leases (limit 1) over entries spread on 1,000 flow keys (issue 27). */
 const SCENARIOS = ['product', 'product-flow', 'raw-verify', 'raw'] as const;
 const FLOW_KEYS = 1_000;
 type Scenario = (typeof SCENARIOS)[number];
+/** Whose instructions are counted: the consuming child's, or the Redis server's (`--redis`). */
+type Side = 'node' | 'redis';
 const SHORT = 4_000;
 const LONG = 12_000;
 const GROUP = 'bench';
@@ -50,6 +57,7 @@ interface Args {
    * 11–14) where without them it repeated within 1.5 % at load 14.
    */
   readonly singleThreaded: boolean;
+  readonly side: Side;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -61,7 +69,7 @@ function parseArgs(argv: readonly string[]): Args {
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}: use any of ${SCENARIOS.join(', ')}`);
   if (batches.some((b) => !Number.isInteger(b) || b < 1)) throw new Error(`batches must be positive integers, got ${positional[1]}`);
   if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps takes a positive integer');
-  return { scenarios: scenarios as Scenario[], batches, reps, singleThreaded: !argv.includes('--threads') };
+  return { scenarios: scenarios as Scenario[], batches, reps, singleThreaded: !argv.includes('--threads'), side: argv.includes('--redis') ? 'redis' : 'node' };
 }
 
 /** The valgrind version line, or a clear error when it is not installed. */
@@ -84,8 +92,50 @@ function totalInstructions(file: string): number {
 /** Runs one child draining `entries` under callgrind; the run must handle every entry or its count means nothing. */
 async function countInstructions(childFile: string, job: object, entries: number, scratch: string, nodeFlags: string[]): Promise<number> {
   const outFile = join(scratch, `callgrind-${entries}.out`);
-  const argv = ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeFlags, childFile, JSON.stringify(job)];
-  const child = spawn('valgrind', argv, {
+  await drain('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, process.execPath, ...nodeFlags, childFile, JSON.stringify(job)], entries);
+  const total = totalInstructions(outFile);
+  rmSync(outFile);
+  return total;
+}
+
+/** A redis-server under callgrind (the wrapper execs valgrind, so the server's pid is valgrind's). */
+async function startRedisUnderCallgrind(scratch: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const wrapper = join(scratch, 'redis-under-callgrind.sh');
+  const dumps = join(scratch, 'redis.%p');
+  writeFileSync(wrapper, `#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file='${dumps}' --dump-instr=no '${redisServerBinary()}' "$@"\n`, { mode: 0o755 });
+  const port = await freePort();
+  const child = await spawnRedisServer(port, scratch, ['--appendonly', 'no'], undefined, wrapper);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  return { url: `redis://127.0.0.1:${port}`, pid: child.pid!, stop };
+}
+
+/** callgrind_control on the server: `-z` zeroes its counts, `-d` dumps them to a new file. */
+function callgrindControl(flag: '-z' | '-d', pid: number): void {
+  const run = spawnSync('callgrind_control', [flag, String(pid)], { encoding: 'utf8' });
+  if (run.error || run.status !== 0) throw new Error(`callgrind_control ${flag} ${pid} failed: ${run.error?.message ?? run.stderr}`);
+}
+
+/** The server's instructions while one child (run natively) drains `entries`. */
+async function countRedisInstructions(pid: number, childFile: string, job: object, entries: number, scratch: string): Promise<number> {
+  const dumpsBefore = new Set(readdirSync(scratch));
+  callgrindControl('-z', pid);
+  await drain(process.execPath, [childFile, JSON.stringify(job)], entries);
+  callgrindControl('-d', pid);
+  const dump = readdirSync(scratch).find((name) => name.startsWith(`redis.${pid}.`) && !dumpsBefore.has(name));
+  if (dump === undefined) throw new Error(`callgrind wrote no dump for the Redis server (pid ${pid}) in ${scratch}`);
+  const total = totalInstructions(join(scratch, dump));
+  rmSync(join(scratch, dump));
+  return total;
+}
+
+/** Runs one child that drains `entries`; it must handle every one, or a count over its run means nothing. */
+async function drain(command: string, argv: readonly string[], entries: number): Promise<void> {
+  const child = spawn(command, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -97,12 +147,9 @@ async function countInstructions(childFile: string, job: object, entries: number
     child.on('exit', resolve);
   });
   const line = stdout.split('\n').find((l) => l.startsWith('RESULT '));
-  if (code !== 0 || !line) throw new Error(`child under callgrind failed (exit ${code}):\n${stderr.slice(-2_000)}`);
+  if (code !== 0 || !line) throw new Error(`child failed (exit ${code}):\n${stderr.slice(-2_000)}`);
   const handled = (JSON.parse(line.slice(7)) as ScenarioResult).entries;
   if (handled !== entries) throw new Error(`child handled ${handled} of ${entries} entries`);
-  const total = totalInstructions(outFile);
-  rmSync(outFile);
-  return total;
 }
 
 interface Measured {
@@ -115,7 +162,8 @@ async function main(args: Args): Promise<void> {
   const valgrind = valgrindVersion();
   const scratch = mkdtempSync(join(tmpdir(), 'saga-streams-callgrind-'));
   const bundle = await bundleChild(here);
-  const server = await startRedisServer();
+  const underCallgrind = args.side === 'redis' ? await startRedisUnderCallgrind(scratch) : undefined;
+  const server = underCallgrind ?? (await startRedisServer());
   const admin = new Redis(server.url);
   const results: Record<string, Measured> = {};
   try {
@@ -136,11 +184,15 @@ async function main(args: Args): Promise<void> {
             const stream = streamOf(n, scenario);
             await resetGroup(admin, stream, GROUP);
             done += 1;
-            progress(`[${done}/${runs}] ${scenario} b${batch}: draining ${n} entries under callgrind…`);
+            progress(`[${done}/${runs}] ${scenario} b${batch}: draining ${n} entries, ${args.side === 'redis' ? 'the Redis server' : 'the consumer'} under callgrind…`);
             const started = performance.now();
             const params = { redisUrl: server.url, group: GROUP, stream, count: n, batch, consumer: 'instructions', ...(scenario === 'product-flow' ? { flow: { limit: 1 } } : {}) };
             const job = { scenario: scenario === 'product-flow' ? 'product' : scenario, params };
-            counts.push(await countInstructions(bundle.file, job, n, scratch, args.singleThreaded ? ['--single-threaded'] : []));
+            counts.push(
+              underCallgrind
+                ? await countRedisInstructions(underCallgrind.pid, bundle.file, job, n, scratch)
+                : await countInstructions(bundle.file, job, n, scratch, args.singleThreaded ? ['--single-threaded'] : []),
+            );
             progress(`[${done}/${runs}] ${scenario} b${batch} ${n} entries: ${counts.at(-1)!.toLocaleString('en')} instructions (${Math.round((performance.now() - started) / 1000)} s)`);
           }
           totals.push({ short: counts[0]!, long: counts[1]! });
@@ -169,24 +221,28 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
       if (product && baseline) ratios[`product_over_${other}_b${batch}`] = product.instructionsPerEntry.median / baseline.instructionsPerEntry.median;
     }
   }
-  console.log(`\nNode instructions per entry of the consuming process (callgrind; (${LONG}-entry drain − ${SHORT}-entry drain) / ${LONG - SHORT}; ${args.reps} repetition(s); ${args.singleThreaded ? 'node --single-threaded' : 'V8 background threads on'})`);
+  const counted = args.side === 'redis' ? 'Redis server instructions per entry (the consumer run natively)' : 'Node instructions per entry of the consuming process';
+  const flags = args.side === 'redis' ? '' : `; ${args.singleThreaded ? 'node --single-threaded' : 'V8 background threads on'}`;
+  console.log(`\n${counted} (callgrind; (${LONG}-entry drain − ${SHORT}-entry drain) / ${LONG - SHORT}; ${args.reps} repetition(s)${flags})`);
   for (const [key, m] of Object.entries(results)) {
     const spread = args.reps > 1 ? ` [${fmt(m.instructionsPerEntry.min)}–${fmt(m.instructionsPerEntry.max)}]` : '';
     console.log(`  ${key.padEnd(22)}${Math.round(m.instructionsPerEntry.median).toLocaleString('en')}${spread}`);
   }
   for (const [key, ratio] of Object.entries(ratios)) console.log(`  ${key.padEnd(36)}${ratio.toFixed(3)}`);
-  mkdirSync(dirname(OUT_FILE), { recursive: true });
+  const file = outFile(args.side);
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(
-    OUT_FILE,
+    file,
     JSON.stringify(
       {
         at: new Date().toISOString(),
         node: process.version,
         valgrind,
-        method: `(instructions of a ${LONG}-entry drain − of a ${SHORT}-entry drain) / ${LONG - SHORT}; signed ${SIZES['300B']} B entries; the consuming child only (Redis not counted)`,
+        method: `(instructions of a ${LONG}-entry drain − of a ${SHORT}-entry drain) / ${LONG - SHORT}; signed ${SIZES['300B']} B entries; ${args.side === 'redis' ? 'the Redis server only (the consumer run natively)' : 'the consuming child only (Redis not counted)'}`,
         entries: { short: SHORT, long: LONG },
         repetitions: args.reps,
-        nodeFlags: args.singleThreaded ? ['--single-threaded'] : [],
+        side: args.side,
+        nodeFlags: args.side === 'node' && args.singleThreaded ? ['--single-threaded'] : [],
         instructionsPerEntry: Object.fromEntries(Object.entries(results).map(([k, m]) => [k, Math.round(m.instructionsPerEntry.median)])),
         ratios,
         runs: results,
@@ -195,7 +251,7 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
       2,
     ),
   );
-  console.log(`\nwrote ${OUT_FILE}`);
+  console.log(`\nwrote ${file}`);
 }
 
 Promise.resolve()
