@@ -311,26 +311,17 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([waiting]);
   });
 
-  it('refuses a section of one-id keys with more keys than the ack list holds ids before it writes anything', async () => {
+  it.each([
+    ['a section of one-id keys with more keys than the ack list holds ids', ['', 2, 'k', 'j'], /malformed section of one-id flow keys/],
+    ['a flow section that takes more acked ids than the ack list holds', ['k', -2], /flow section takes more acked ids/],
+  ])('refuses %s before it writes anything: nothing acked, the lease left to its end', async (_, section, message) => {
     const c = config('c');
     const a = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
     await claimOnce(port, c, { fresh: 1, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
     const keys = [c.keys.stream, c.keys.dlt, c.keys.defer, c.keys.flowLease, flowReadyKey(c.keys.flowLease), flowQueueKey(c.keys.flowLease)];
-    const reply = await port.exchange([command('EVAL', settleScript.text, keys.length, ...keys, 'g', 60, 1, a, 0, 1, 'T.', 1, 0, 0, '', 2, 'k', 'j')]);
+    const reply = await port.exchange([command('EVAL', settleScript.text, keys.length, ...keys, 'g', 60, 1, a, 0, 1, 'T.', 1, 0, 0, ...section)]);
     expect(reply[0]).toBeInstanceOf(RedisCommandError);
-    expect(String((reply[0] as RedisCommandError).message)).toMatch(/malformed section of one-id flow keys/);
-    expect(await admin.hexists(leaseKey(), 'k')).toBe(1);
-    expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([a]);
-  });
-
-  it('refuses a flow section that takes more acked ids than the ack list holds before it writes anything: nothing acked, the lease left to its end', async () => {
-    const c = config('c');
-    const a = await append(admin, stream, { event_id: 'a', payload: 'k:0', flow_key: 'k' });
-    await claimOnce(port, c, { fresh: 1, reclaim: 0, flow: { token: 'T.', leaseMs: 5_000, limit: 1, strict: false } });
-    const keys = [c.keys.stream, c.keys.dlt, c.keys.defer, c.keys.flowLease, flowReadyKey(c.keys.flowLease), flowQueueKey(c.keys.flowLease)];
-    const reply = await port.exchange([command('EVAL', settleScript.text, keys.length, ...keys, 'g', 60, 1, a, 0, 1, 'T.', 1, 0, 0, 'k', -2)]);
-    expect(reply[0]).toBeInstanceOf(RedisCommandError);
-    expect(String((reply[0] as RedisCommandError).message)).toMatch(/flow section takes more acked ids/);
+    expect(String((reply[0] as RedisCommandError).message)).toMatch(message);
     expect(await admin.hexists(leaseKey(), 'k')).toBe(1);
     expect((await pendingRows(admin, stream, 'g')).map((row) => row.id)).toEqual([a]);
   });
