@@ -76,6 +76,8 @@ function isAscii(bytes: Uint8Array): boolean {
  */
 export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonly string[]): { readonly ackIds: readonly string[]; readonly args: RedisArg[] } {
   if (leases === undefined || leases.keys.length === 0) return { ackIds, args: [0] };
+  const everyKeyOneAcked = oneAckedIdPerKey(leases.keys, ackIds);
+  if (everyKeyOneAcked !== undefined) return { ackIds, args: [1, leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0, '', everyKeyOneAcked.length, ...everyKeyOneAcked] };
   const unplaced = new Set(ackIds);
   const oneKeys: RedisArg[] = [];
   const oneIds: string[] = [];
@@ -106,6 +108,22 @@ export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonl
   const ordered = oneIds.concat(fromAckListIds);
   for (const id of ackIds) if (unplaced.has(id)) ordered.push(id);
   return { ackIds: ordered, args };
+}
+
+/**
+ * The common round (each key returns one id, acked, in the ack list's order, and every acked
+ * id returns a key): the keys alone, as the one section of one-id keys, with the ack list as
+ * it is. Undefined for any other round.
+ */
+function oneAckedIdPerKey(keys: LeaseReturn['keys'], ackIds: readonly string[]): Array<Uint8Array | string> | undefined {
+  if (keys.length !== ackIds.length) return undefined;
+  const sent = new Array<Uint8Array | string>(keys.length);
+  for (let i = 0; i < keys.length; i += 1) {
+    const { key, ids, queued } = keys[i]!;
+    if (ids.length !== 1 || queued.length !== 0 || ids[0] !== ackIds[i]) return undefined;
+    sent[i] = key;
+  }
+  return sent;
 }
 
 /** A retained entry whose handler was handed it and cut short: it may still be running. */
