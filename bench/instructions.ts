@@ -32,8 +32,15 @@ import { fmt, stat, type Stat } from './stats';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outFile = (side: Side) => join(here, 'results', side === 'redis' ? 'instructions-redis.json' : 'instructions.json');
-/** `product-flow`: the product with flow leases (limit 1) over entries spread on 1,000 flow keys (issue 27). */
-const SCENARIOS = ['product', 'product-flow', 'raw-verify', 'raw'] as const;
+/**
+ * `product-flow`: the product with flow leases (limit 1) over entries spread on 1,000 flow keys
+ * (issue 27); `product-flow-strict` the same under strict order; `product-keyed` the product
+ * without leases over those keyed entries (what the key field alone costs).
+ */
+const SCENARIOS = ['product', 'product-flow', 'product-flow-strict', 'product-keyed', 'raw-verify', 'raw'] as const;
+const KEYED: readonly Scenario[] = ['product-flow', 'product-flow-strict', 'product-keyed'];
+const flowConfigOf = (scenario: Scenario) =>
+  scenario === 'product-flow' ? { flow: { limit: 1 } } : scenario === 'product-flow-strict' ? { flow: { limit: 1, order: 'strict' } } : {};
 const FLOW_KEYS = 1_000;
 type Scenario = (typeof SCENARIOS)[number];
 /** Whose instructions are counted: the consuming child's, or the Redis server's (`--redis`). */
@@ -42,7 +49,7 @@ const SHORT = 4_000;
 const LONG = 12_000;
 const GROUP = 'bench';
 /** One prefilled stream per drain length: a drain ends when its stream is exhausted. */
-const streamOf = (entries: number, scenario?: Scenario) => (scenario === 'product-flow' ? `instructions:flow:${entries}` : `instructions:${entries}`);
+const streamOf = (entries: number, scenario?: Scenario) => (scenario !== undefined && KEYED.includes(scenario) ? `instructions:flow:${entries}` : `instructions:${entries}`);
 
 const progress = (line: string) => process.stderr.write(`bench:instructions: ${line}\n`);
 
@@ -169,9 +176,9 @@ async function main(args: Args): Promise<void> {
   try {
     progress(`prefilling ${SHORT} and ${LONG} signed ${SIZES['300B']} B entries`);
     for (const n of [SHORT, LONG]) await prefillStream(admin, streamOf(n), n, SIZES['300B']);
-    if (args.scenarios.includes('product-flow')) {
+    if (args.scenarios.some((scenario) => KEYED.includes(scenario))) {
       progress(`prefilling the same on ${FLOW_KEYS.toLocaleString('en')} flow keys`);
-      for (const n of [SHORT, LONG]) await prefillStream(admin, streamOf(n, 'product-flow'), n, SIZES['300B'], FLOW_KEYS);
+      for (const n of [SHORT, LONG]) await prefillStream(admin, streamOf(n, 'product-keyed'), n, SIZES['300B'], FLOW_KEYS);
     }
     const runs = args.scenarios.length * args.batches.length * args.reps * 2;
     let done = 0;
@@ -186,8 +193,8 @@ async function main(args: Args): Promise<void> {
             done += 1;
             progress(`[${done}/${runs}] ${scenario} b${batch}: draining ${n} entries, ${args.side === 'redis' ? 'the Redis server' : 'the consumer'} under callgrind…`);
             const started = performance.now();
-            const params = { redisUrl: server.url, group: GROUP, stream, count: n, batch, consumer: 'instructions', ...(scenario === 'product-flow' ? { flow: { limit: 1 } } : {}) };
-            const job = { scenario: scenario === 'product-flow' ? 'product' : scenario, params };
+            const params = { redisUrl: server.url, group: GROUP, stream, count: n, batch, consumer: 'instructions', ...flowConfigOf(scenario) };
+            const job = { scenario: scenario.startsWith('product') ? 'product' : scenario, params };
             counts.push(
               underCallgrind
                 ? await countRedisInstructions(underCallgrind.pid, bundle.file, job, n, scratch)
@@ -214,8 +221,10 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
   const ratios: Record<string, number> = {};
   for (const batch of args.batches) {
     const product = results[`product_b${batch}`];
-    const flow = results[`product_flow_b${batch}`];
-    if (product && flow) ratios[`product_flow_over_product_b${batch}`] = flow.instructionsPerEntry.median / product.instructionsPerEntry.median;
+    for (const keyed of ['product_flow', 'product_flow_strict', 'product_keyed']) {
+      const measured = results[`${keyed}_b${batch}`];
+      if (product && measured) ratios[`${keyed}_over_product_b${batch}`] = measured.instructionsPerEntry.median / product.instructionsPerEntry.median;
+    }
     for (const other of ['raw_verify', 'raw']) {
       const baseline = results[`${other}_b${batch}`];
       if (product && baseline) ratios[`product_over_${other}_b${batch}`] = product.instructionsPerEntry.median / baseline.instructionsPerEntry.median;
@@ -226,9 +235,9 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
   console.log(`\n${counted} (callgrind; (${LONG}-entry drain − ${SHORT}-entry drain) / ${LONG - SHORT}; ${args.reps} repetition(s)${flags})`);
   for (const [key, m] of Object.entries(results)) {
     const spread = args.reps > 1 ? ` [${fmt(m.instructionsPerEntry.min)}–${fmt(m.instructionsPerEntry.max)}]` : '';
-    console.log(`  ${key.padEnd(22)}${Math.round(m.instructionsPerEntry.median).toLocaleString('en')}${spread}`);
+    console.log(`  ${key.padEnd(28)}${Math.round(m.instructionsPerEntry.median).toLocaleString('en')}${spread}`);
   }
-  for (const [key, ratio] of Object.entries(ratios)) console.log(`  ${key.padEnd(36)}${ratio.toFixed(3)}`);
+  for (const [key, ratio] of Object.entries(ratios)) console.log(`  ${key.padEnd(44)}${ratio.toFixed(3)}`);
   const file = outFile(args.side);
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(
