@@ -76,8 +76,12 @@ function isAscii(bytes: Uint8Array): boolean {
  */
 export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonly string[]): { readonly ackIds: readonly string[]; readonly args: RedisArg[] } {
   if (leases === undefined || leases.keys.length === 0) return { ackIds, args: [0] };
-  const everyKeyOneAcked = oneAckedIdPerKey(leases.keys, ackIds);
-  if (everyKeyOneAcked !== undefined) return { ackIds, args: [1, leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0, '', everyKeyOneAcked.length, ...everyKeyOneAcked] };
+  const { keys } = leases;
+  const flags: RedisArg[] = [leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0];
+  // The common round: each key returns one acked id, in the ack list's order — the keys alone, the ack list as it is.
+  if (keys.length === ackIds.length && keys.every(({ ids, queued }, i) => ids.length === 1 && queued.length === 0 && ids[0] === ackIds[i])) {
+    return { ackIds, args: [1, ...flags, '', keys.length, ...keys.map(({ key }) => key)] };
+  }
   const unplaced = new Set(ackIds);
   const oneKeys: RedisArg[] = [];
   const oneIds: string[] = [];
@@ -85,7 +89,7 @@ export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonl
   const fromAckListIds: string[] = [];
   const sections: RedisArg[] = [];
   let sectionCount = 0;
-  for (const { key, ids, queued } of leases.keys) {
+  for (const { key, ids, queued } of keys) {
     if (queued.length === 0 && ids.length === 1 && unplaced.delete(ids[0]!)) {
       oneKeys.push(key);
       oneIds.push(ids[0]!);
@@ -101,29 +105,13 @@ export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonl
       sectionCount += 1;
     }
   }
-  const header: RedisArg[] = [sectionCount + (oneKeys.length > 0 ? 1 : 0), leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0];
+  const header: RedisArg[] = [sectionCount + (oneKeys.length > 0 ? 1 : 0), ...flags];
   const oneSection: RedisArg[] = oneKeys.length > 0 ? ['', oneKeys.length, ...oneKeys] : [];
   const args = header.concat(oneSection, fromAckList, sections);
   if (oneIds.length === 0 && fromAckListIds.length === 0) return { ackIds, args };
   const ordered = oneIds.concat(fromAckListIds);
   for (const id of ackIds) if (unplaced.has(id)) ordered.push(id);
   return { ackIds: ordered, args };
-}
-
-/**
- * The common round (each key returns one id, acked, in the ack list's order, and every acked
- * id returns a key): the keys alone, as the one section of one-id keys, with the ack list as
- * it is. Undefined for any other round.
- */
-function oneAckedIdPerKey(keys: LeaseReturn['keys'], ackIds: readonly string[]): Array<Uint8Array | string> | undefined {
-  if (keys.length !== ackIds.length) return undefined;
-  const sent = new Array<Uint8Array | string>(keys.length);
-  for (let i = 0; i < keys.length; i += 1) {
-    const { key, ids, queued } = keys[i]!;
-    if (ids.length !== 1 || queued.length !== 0 || ids[0] !== ackIds[i]) return undefined;
-    sent[i] = key;
-  }
-  return sent;
 }
 
 /** A retained entry whose handler was handed it and cut short: it may still be running. */
