@@ -43,6 +43,24 @@ describe('leaseReturnArgs', () => {
     expect(args).toEqual([3, 'T.', 1, 1, 0, '', 1, 'j', 'k', -2, 'r', 1, '4-0', 1, '4-0']);
   });
 
+  // Each of these matches the ack list id for id in its first ids, so only the check named fails.
+  it.each([
+    {
+      check: 'one id per key',
+      keys: [{ key: 'k', ids: ['1-0', '2-0'], queued: [] }],
+      acked: ['1-0'],
+      expected: { ackIds: ['1-0'], args: [1, 'T.', 1, 0, 0, 'k', 2, '1-0', '2-0', 0] },
+    },
+    {
+      check: 'nothing to queue',
+      keys: [{ key: 'k', ids: ['1-0'], queued: ['2-0'] }],
+      acked: ['1-0'],
+      expected: { ackIds: ['1-0'], args: [1, 'T.', 1, 0, 0, 'k', 1, '1-0', 1, '2-0'] },
+    },
+  ])('lays out by sections a round that fails the common round on $check alone', ({ keys, acked, expected }) => {
+    expect(leaseReturnArgs(lease(keys), acked)).toEqual(expected);
+  });
+
   it('sends no flow section without leases', () => {
     expect(leaseReturnArgs(undefined, ['1-0'])).toEqual({ ackIds: ['1-0'], args: [0] });
   });
