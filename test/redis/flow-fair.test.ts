@@ -159,8 +159,16 @@ describe.each(clientKinds)('fair batches over $name', (kind: ClientKind) => {
 
     expect(hotWhenColdDone, 'hot entries handled when the cold keys finished').toBeDefined();
     expect(hotWhenColdDone!).toBeLessThanOrEqual(HOT_HANDLED_WHEN_OTHERS_DONE_AT_MOST);
-    // Every entry once (strict order, no retries), each key in publish order.
-    for (const [key, list] of committed) expect(list, key).toEqual([...list].sort((x, y) => x - y).filter((n, i, all) => all.indexOf(n) === i));
+    // Each key in publish order. An entry comes again only right after itself: a run that stops
+    // for its deadline retains what its handlers had not answered by then, whatever they return
+    // (SPEC §5.1), and strict order keeps the key closed until that entry is handled again.
+    let again = 0;
+    for (const [key, list] of committed) {
+      const firsts = list.filter((n, i) => i === 0 || n !== list[i - 1]);
+      again += list.length - firsts.length;
+      expect(firsts, key).toEqual(Array.from({ length: key === 'H' ? 10_000 : 100 }, (_, i) => i));
+    }
+    expect(again, 'entries handled again').toBeLessThanOrEqual(reports.reduce((sum, r) => sum + r.retained, 0));
     expect(total()).toBe(10_900);
     expect(reports.reduce((sum, r) => sum + r.flowParked, 0)).toBeGreaterThan(0);
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
