@@ -221,7 +221,7 @@ function report(results: Record<string, Measured>, args: Args, valgrind: string)
   const ratios: Record<string, number> = {};
   for (const batch of args.batches) {
     const product = results[`product_b${batch}`];
-    for (const keyed of ['product_flow', 'product_flow_strict', 'product_keyed']) {
+    for (const keyed of KEYED.map((scenario) => scenario.replaceAll('-', '_'))) {
       const measured = results[`${keyed}_b${batch}`];
       if (product && measured) ratios[`${keyed}_over_product_b${batch}`] = measured.instructionsPerEntry.median / product.instructionsPerEntry.median;
     }
