@@ -173,6 +173,9 @@ export function printFlowFigures(figures: Figures, load: number[]): void {
     product_flow_over_product_b100_300B: { value: pair(figures, 'product_flow_b100_300B', 'product_b100_300B'), target: ['>=', 0.8] },
     product_flow_strict_over_product_b100_300B: { value: pair(figures, 'product_flow_strict_b100_300B', 'product_b100_300B'), target: ['>=', 0.8] },
     product_lua_read_over_product_b100_300B: { value: pair(figures, 'product_lua_read_b100_300B', 'product_b100_300B'), target: undefined },
+    // Without a target: the product over the very stream flow reads (each entry names a key), without leases.
+    product_keyed_over_product_b100_300B: { value: pair(figures, 'product_keyed_b100_300B', 'product_b100_300B'), target: undefined },
+    product_flow_over_product_keyed_b100_300B: { value: pair(figures, 'product_flow_b100_300B', 'product_keyed_b100_300B'), target: undefined },
     hot10_4_flow_over_hot10_4: { value: pair(figures, 'hot10_4_flow', 'hot10_4'), target: undefined },
   };
   for (const [key, { value, target }] of Object.entries(ratios)) console.log(key.padEnd(44) + shown(value).padEnd(30) + met(valueOf(value), target));

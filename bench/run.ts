@@ -296,7 +296,8 @@ async function backoffAlone(): Promise<void> {
 /**
  * `--flow`: the product with flow control beside the product without, alternating, on a
  * private redis-server; printed. One run over 1,000 keys never contends with itself: it
- * measures what leases cost (reads through claim.lua, the lease hash). Four processes on 10
+ * measures what leases cost (the admission, the lease hash), against both the product's plain
+ * stream and the same keyed stream read without leases. Four processes on 10
  * keys contend: parked entries per handled one is what a busy key costs.
  */
 async function flowAlone(): Promise<void> {
@@ -347,6 +348,8 @@ async function flowAlone(): Promise<void> {
     };
     for (let rep = 0; rep < plan.reps; rep += 1) {
       await single('product_b100_300B', 'bench:300B');
+      // The same keyed stream as flow's, read without leases: what the leases alone cost.
+      await single('product_keyed_b100_300B', 'bench:flow:300B');
       // Reads through claim.lua as flow does, without leases: a rate limit that never binds.
       await single('product_lua_read_b100_300B', 'bench:flow:300B', undefined, { limit: 100_000, perMs: 1_000 });
       await single('product_flow_b100_300B', 'bench:flow:300B', { limit: 1 });
