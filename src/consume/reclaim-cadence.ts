@@ -16,6 +16,11 @@
  * taken at the full rate once seen. The first claim and the one after a short read reclaim
  * in full: then the PEL is what there is to do. With `every` 1 every claim reclaims in full
  * (no probes): the setting asks for the PEL first, always.
+ *
+ * "The claim after" is the first one planned once a claim's answer is in. A claim a run sends
+ * early (run-loop.ts) goes out before the claim ahead of it has answered, so after a short
+ * read that one may already be out without a full reclaim; the one after it reclaims. None
+ * goes out early behind a claim that reclaims, so a probe's finding is acted on at once.
  */
 import { readShort, type ClaimResult } from './claim';
 

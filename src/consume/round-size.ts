@@ -87,10 +87,15 @@ export class RoundSizer {
     const reclaimed = reclaim === undefined || reclaimCap <= 0 ? 0 : Math.max(1, Math.min(this.#reclaimCount(reclaim), Math.floor(limit / 2), reclaimCap));
     // Asking for about what fits: a native read beyond it is refused (read through Lua
     // instead), and a read through Lua copies what it then hands back.
-    const byBytes = this.#bytesPerEntry === undefined ? Number.POSITIVE_INFINITY : Math.floor(room.allowance / this.#bytesPerEntry);
+    const byBytes = this.entriesWithin(room.allowance);
     const fresh = room.read === 'none' || room.freshCap <= 0 ? 0 : Math.max(1, Math.min(this.config.batch, room.freshCap, limit - reclaimed, byBytes));
     if (fresh === 0 && reclaimed === 0) return undefined;
     return { fresh, reclaim: reclaimed, allowance: room.allowance, alone: room.alone, read: fresh === 0 ? 'none' : room.read, gate: room.gate };
+  }
+
+  /** Entries of the size claims reported so far that `bytes` hold (unbounded until a claim reported one). */
+  entriesWithin(bytes: number): number {
+    return this.#bytesPerEntry === undefined ? Number.POSITIVE_INFINITY : Math.floor(bytes / this.#bytesPerEntry);
   }
 
   #reclaimCount(reclaim: 'full' | 'probe'): number {

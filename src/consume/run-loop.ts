@@ -3,25 +3,29 @@
  *
  * While round N is handled, one exchange beside it carries the settle of round N−1 and the
  * claim of round N+1, so Redis works while Node handles, and a steady round costs one round
- * trip. A flow run over TCP sends round N's settle on its own once N is decided, behind that
- * exchange (`#settling`): two round trips, and Redis returns the leases while Node lands the
- * claim and handles round N+1; that answer is landed once N+1 is decided (or by the stop
- * path), so Node waits for the lease work only when it outlasts a round. Every exchange
- * goes through one codec (exchange.ts): what was sent, and what came back part by part —
+ * trip. Over TCP that exchange goes out as soon as round N−1 is decided (`#settling`), behind
+ * the exchange still out beside N−1 on the same connection: Redis settles and claims while
+ * Node lands that exchange's answer, instead of waiting for the next request (a run over TCP
+ * otherwise left Redis idle while it parsed each claim). When no claim may go out then, a
+ * flow run still sends the settle on its own (its lease work is several times a plain
+ * settle's), and others carry it into the next round's exchange. Every exchange goes
+ * through one codec (exchange.ts): what was sent, and what came back part by part —
  * settled, claimed, taken despite an error.
  *
  * The state a stop needs is kept in fields as the run goes, never worked out again: the
  * round whose settle is not answered yet (`#carried`), the round just decided (`#current`),
- * the batch claimed ahead (`#ahead`), entries a failed claim took all the same (`#taken`),
- * and the entries held behind ordering keys (`#heldEntries`). Every ending — drained,
- * deadline, abort, a Redis failure, user code failing — leaves the loop and goes through
+ * the batch claimed ahead (`#ahead`) and, when the run stops between two exchanges sent
+ * early, the one claimed after it (`#later`), entries a failed claim took all the same
+ * (`#taken`), and the entries held behind ordering keys (`#heldEntries`). Every ending —
+ * drained, deadline, abort, a Redis failure, user code failing — leaves the loop and goes through
  * `#finish()`, which in one last round trip (under its own short bound) settles what
  * committed, releases what never started and puts back what is held, and only then returns
  * the report or throws with it.
  *
  * The rules that keep the overlap safe:
- * (a) a claim asks only for what the time left covers once the round in hand is handled
+ * (a) a claim asks only for what the time left covers once the rounds before it are handled
  *     (RoundSizer, `ahead`), and none goes out beside a round before a round was handled;
+ *     one sent early counts the batch still out before it at its asked-for size;
  * (b) when the run stops, every entry it claimed but never handed to a handler is released
  *     (idle minIdle, delivery count restored), unless it is held (c);
  * (c) round N+1 starts only once every verdict of round N is in, and an ordering key with a
@@ -35,7 +39,8 @@
  * (d) a crash leaves entries pending exactly as without overlap (reclaimed after minIdle).
  * Nothing is acked that a handler did not commit: a settle only carries decided verdicts.
  * The byte budget is enforced by claim.lua: each claim carries the bytes the run may still
- * hold (maxRoundBytes less the batch in hand), and the reply never exceeds them.
+ * hold (maxRoundBytes less the batch in hand, and for one sent early less the allowance of
+ * the claim still out too), and the reply never exceeds them.
  */
 import { freshRead, NOTHING_CLAIMED, readShort, waitCommand, waitedEntries, type ClaimPlan, type ClaimResult, type FreshRead } from './claim';
 import { flowOf, type ConsumerConfig } from './config';
@@ -91,6 +96,15 @@ interface Unsettled {
   readonly unstarted: readonly StreamEntry[];
 }
 
+/**
+ * An exchange out, and the run's round trips once it was sent: a round it settles reports
+ * those (an exchange sent after it, before its answer landed, belongs to the next round).
+ */
+interface SentExchange {
+  readonly outcome: Promise<ExchangeOutcome>;
+  readonly trips: number;
+}
+
 /** A claim to send and what the cadence planned it to reclaim (told back to the cadence with its answer). */
 interface PlannedClaim {
   readonly plan: ClaimPlan;
@@ -119,6 +133,8 @@ export class RunLoop {
   #carried: Unsettled | undefined;
   #current: Unsettled | undefined;
   #ahead: Batch | undefined;
+  /** A batch claimed by an exchange sent early and landed outside a round (the stop path, a claim after): never handled yet. */
+  #later: Batch | undefined;
   readonly #taken: StreamEntry[] = [];
   /** Ordering keys with a retained entry in this run, and the entries they hold. */
   readonly #heldKeys = new Set<string>();
@@ -128,14 +144,16 @@ export class RunLoop {
   #failed = false;
 
   /**
-   * A round's settle sent on its own as soon as the round was decided, behind the exchange
-   * beside it on the same connection (flow runs over TCP: see #settlesEarly). The next round's
-   * exchange goes out behind it unanswered, as a carried settle goes out beside a claim; it is
-   * landed once that round is decided, before the next settle is sent, and by the stop path.
+   * A round's settle sent as soon as the round was decided, behind the exchange beside it on
+   * the same connection (TCP: see #sendsEarly). With a claim (`ahead`), it is the next
+   * round's exchange beside: that round adopts it. Without one (a flow run's settle on its
+   * own), the next round's exchange goes out behind it unanswered, as a carried settle goes
+   * out beside a claim; it is landed once that round is decided, before the next settle is
+   * sent. The stop path lands either.
    */
-  #settling: { readonly round: Unsettled; readonly outcome: Promise<ExchangeOutcome> } | undefined;
+  #settling: (SentExchange & { readonly round: Unsettled; readonly ahead?: PlannedClaim }) | undefined;
   /** The exchange out beside the round being handled (it never rejects). */
-  #beside: { readonly outcome: Promise<ExchangeOutcome>; readonly carried: Unsettled | undefined; readonly ahead: PlannedClaim | undefined } | undefined;
+  #beside: (SentExchange & { readonly carried: Unsettled | undefined; readonly ahead: PlannedClaim | undefined }) | undefined;
   #decidedRounds = 0;
   #groupEnsured = false;
   /** True once a claim went through here: its script is in Redis's cache, so a claim may run inside MULTI. */
@@ -182,7 +200,7 @@ export class RunLoop {
     if (beside === undefined) return;
     this.#beside = undefined;
     const outcome = await beside.outcome;
-    this.#landSettles(beside.carried === undefined ? [] : [beside.carried], outcome);
+    this.#landSettles(beside.carried === undefined ? [] : [beside.carried], outcome, beside.trips);
     this.#ahead = this.#landClaim(beside.ahead, outcome);
   }
 
@@ -202,11 +220,7 @@ export class RunLoop {
   async #round(batch: Batch): Promise<Batch | undefined> {
     const startedAt = this.#deps.now();
     const { claim } = batch;
-    const carried = this.#takeCarried();
-    const ahead = batch.woken === true ? undefined : this.#aheadPlan(claim);
-    const request: ExchangeRequest = { settles: carried === undefined ? [] : [carried.settle!], claim: ahead?.plan };
-    const beside = carried !== undefined || ahead !== undefined ? this.#send(request) : undefined;
-    this.#beside = beside === undefined ? undefined : { outcome: beside, carried, ahead };
+    const beside = this.#sendBeside(batch);
     // ioredis writes a pipeline to its socket at once; fetch (REST) needs the event loop to
     // get the request out, and handlers that never yield to it would hold it back until the
     // round is over — no overlap at all.
@@ -217,7 +231,7 @@ export class RunLoop {
     this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
     for (const entry of decided.held) this.#heldEntries.set(entry.id, heldEntry(entry, batch.claimedAt));
     this.#decidedRounds += 1;
-    // The previous round's settle, sent on its own, answered while this round was handled.
+    // The previous round's settle, sent early on its own, answered while this round was handled.
     await this.#landSettling();
     const current: Unsettled = {
       tally: roundReport(decided, NOTHING_SETTLED, claim, 0, 0),
@@ -225,41 +239,85 @@ export class RunLoop {
       startedAt,
       unstarted: decided.unstarted,
     };
-    const early = beside !== undefined && !this.#failed && this.#settlesEarly(current);
-    if (early) this.#settling = { round: current, outcome: exchange(this.#port, this.#config, { settles: [current.settle!] }) };
+    const early = beside !== undefined && !this.#failed && this.#sendsEarly(current);
+    const next = early ? this.#earlyPlan(claim) : undefined;
+    if (next !== undefined) this.#settling = { round: current, ...this.#sent(this.#send({ settles: [current.settle!], claim: next.plan })), ahead: next };
+    else if (early && this.#leases !== undefined) this.#settling = { round: current, ...this.#sent(exchange(this.#port, this.#config, { settles: [current.settle!] })) };
     else this.#current = current;
+    const sentEarly = this.#settling?.round === current;
 
     if (beside !== undefined) await this.#landBeside();
     if (this.#mustStop(claim)) return undefined;
 
     // The run goes on: the round just decided is carried into the next exchange (unless its settle went out already).
     this.#current = undefined;
-    if (!early) this.#carried = current;
-    const next = this.#ahead;
+    if (!sentEarly) this.#carried = current;
+    const handleNext = this.#ahead;
     this.#ahead = undefined;
-    if (next !== undefined) return next;
+    if (handleNext !== undefined) return handleNext;
     if (this.#options.mode === 'continuous' && readShort(claim)) return this.#idle();
     return this.#claimAfter();
   }
 
   /**
-   * A flow run over TCP sends a decided round's settle at once, behind the exchange beside
-   * the round (one connection keeps their order): Redis returns the round's leases while Node
-   * lands that exchange, instead of after it with the next claim. The lease work makes a flow
-   * settle several times a plain one's, and Redis and Node otherwise took turns. REST keeps
-   * one exchange (two HTTP requests need not arrive in order), as does a round cut by a stop
-   * (its unstarted entries go with the stop path's release).
+   * The exchange beside a round: the one sent early when the round before was decided, or
+   * now the carried settle and the claim ahead (none beside a woken batch).
    */
-  #settlesEarly(round: Unsettled): boolean {
-    return this.#leases !== undefined && this.#metered.transport === 'tcp' && round.settle !== undefined && round.unstarted.length === 0;
+  #sendBeside(batch: Batch): Promise<ExchangeOutcome> | undefined {
+    const sent = this.#settling;
+    if (sent?.ahead !== undefined) {
+      this.#settling = undefined;
+      this.#beside = { outcome: sent.outcome, trips: sent.trips, carried: sent.round, ahead: sent.ahead };
+      return sent.outcome;
+    }
+    const carried = this.#takeCarried();
+    const ahead = batch.woken === true ? undefined : this.#aheadPlan(batch.claim);
+    if (carried === undefined && ahead === undefined) {
+      this.#beside = undefined;
+      return undefined;
+    }
+    const request: ExchangeRequest = { settles: carried === undefined ? [] : [carried.settle!], claim: ahead?.plan };
+    this.#beside = { ...this.#sent(this.#send(request)), carried, ahead };
+    return this.#beside.outcome;
   }
 
-  /** The answer to a settle sent on its own: its round is reported, or carried to the final settle when it failed (a replay is idempotent). */
+  /** An exchange just sent, with the run's round trips so far (see SentExchange). */
+  #sent(outcome: Promise<ExchangeOutcome>): SentExchange {
+    return { outcome, trips: this.#metered.roundTrips };
+  }
+
+  /**
+   * Over TCP a decided round's settle goes out at once, behind the exchange beside the round
+   * (one connection keeps their order), with the claim after next when one may go
+   * (#earlyPlan): Redis settles and claims while Node lands that exchange. Without a claim,
+   * only a flow run sends it (Redis returns its leases meanwhile; a plain settle waits for
+   * the next exchange). REST keeps one exchange at a time (two HTTP requests need not arrive
+   * in order), as does a round cut by a stop (its unstarted entries go with the stop path's
+   * release).
+   */
+  #sendsEarly(round: Unsettled): boolean {
+    return this.#metered.transport === 'tcp' && round.settle !== undefined && round.unstarted.length === 0;
+  }
+
+  /**
+   * The answer to a settle sent early: its round is reported, or carried to the final settle
+   * when it failed (a replay is idempotent); a claim beside it that landed here is kept in
+   * `#later`.
+   */
   async #landSettling(): Promise<void> {
     const settling = this.#settling;
     if (settling === undefined) return;
     this.#settling = undefined;
-    this.#landSettles([settling.round], await settling.outcome);
+    const outcome = await settling.outcome;
+    this.#landSettles([settling.round], outcome, settling.trips);
+    if (settling.ahead !== undefined) this.#later = this.#landClaim(settling.ahead, outcome);
+  }
+
+  /** A batch an early exchange claimed and the stop path or a claim after landed (see #later). */
+  #takeLater(): Batch | undefined {
+    const later = this.#later;
+    this.#later = undefined;
+    return later;
   }
 
   /** The carried round, if its settle is still to send; one with nothing to settle is reported at once. */
@@ -274,6 +332,8 @@ export class RunLoop {
   /** Settle the carried round and claim the next batch in one round trip. */
   async #claimAfter(): Promise<Batch | undefined> {
     await this.#landSettling();
+    const later = this.#takeLater();
+    if (later !== undefined) return this.#goOnWith(later);
     const carried = this.#takeCarried();
     const next = this.#planClaim(0, this.#wholeRoom(this.#freshRead()));
     if (next === undefined) return undefined;
@@ -323,6 +383,8 @@ export class RunLoop {
    */
   async #idle(): Promise<Batch | undefined> {
     await this.#landSettling();
+    const later = this.#takeLater();
+    if (later !== undefined) return this.#goOnWith(later);
     const carried = this.#takeCarried();
     if (carried !== undefined) {
       const outcome = await this.#send({ settles: [carried.settle!] });
@@ -386,14 +448,44 @@ export class RunLoop {
    * mode (the run waits instead), and within the bytes the batch in hand leaves of the budget.
    */
   #aheadPlan(claim: ClaimResult): PlannedClaim | undefined {
-    if (!this.#sizer.mayClaimAhead() || this.#drained(claim) || this.#heldKeys.size > 0) return undefined;
-    if (this.#options.mode === 'continuous' && readShort(claim)) return undefined;
-    if (this.#options.maxRounds !== undefined && this.#decidedRounds + 1 >= this.#options.maxRounds) return undefined;
+    if (!this.#mayClaimBeside(claim)) return undefined;
     const allowance = Math.min(this.#roundBytes(), this.#config.maxRoundBytes - claim.bytes);
     if (allowance <= 0) return undefined;
     // Beside an empty batch the run holds nothing: one larger entry may come alone (else a
     // stream of entries over the budget would be cut to nothing claim after claim).
     return this.#planClaim(claim.entries.length, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: claim.entries.length === 0 });
+  }
+
+  /**
+   * The claim to send with a round's settle as soon as the round is decided (#sendsEarly): the
+   * one beside the next round, while the claim beside this one is still out. By rule (a) on
+   * this round's claim, as #aheadPlan would judge it a moment later on the next one's (a
+   * read that comes back short meanwhile only makes this claim read little). It is sized
+   * after the batch still out, counted at what its claim asked for, and its bytes leave room
+   * for that claim's whole allowance and the batch in hand: the three are within the budget.
+   * Never one larger entry alone (the run holds the batch still out). None when the claim
+   * still out may bring one, or reclaims (the cadence plans from its answer: a probe that
+   * found idle entries makes the claim after it a full reclaim); nor when the room left would
+   * not hold a whole batch of entries of the size seen so far (large entries: the claim sent
+   * beside the next round, once this batch is gone, has more room, and batches keep their size).
+   */
+  #earlyPlan(claim: ClaimResult): PlannedClaim | undefined {
+    const out = this.#beside?.ahead?.plan;
+    if (out === undefined || out.alone || out.reclaim > 0 || !this.#mayClaimBeside(claim)) return undefined;
+    const allowance = Math.min(this.#roundBytes(), this.#config.maxRoundBytes - claim.bytes - out.allowance);
+    if (allowance <= 0 || this.#sizer.entriesWithin(allowance) < this.#config.batch) return undefined;
+    return this.#planClaim(out.fresh, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: false });
+  }
+
+  /**
+   * Rule (a) for a claim beside the round after `claim`'s: a round was handled, nothing is
+   * drained or held, no short read in continuous mode (the run waits instead), and that
+   * round is not the last one allowed.
+   */
+  #mayClaimBeside(claim: ClaimResult): boolean {
+    if (!this.#sizer.mayClaimAhead() || this.#drained(claim) || this.#heldKeys.size > 0) return false;
+    if (this.#options.mode === 'continuous' && readShort(claim)) return false;
+    return this.#options.maxRounds === undefined || this.#decidedRounds + 1 < this.#options.maxRounds;
   }
 
   /**
@@ -478,7 +570,7 @@ export class RunLoop {
    * Reports each round whose settle was answered. One that was not stays carried for the
    * final settle (a replayed settle is idempotent), and the run stops on the failure.
    */
-  #landSettles(rounds: readonly Unsettled[], outcome: ExchangeOutcome): void {
+  #landSettles(rounds: readonly Unsettled[], outcome: ExchangeOutcome, trips?: number): void {
     rounds.forEach((round, i) => {
       const settled = outcome.settled[i];
       if (settled === undefined) {
@@ -487,7 +579,7 @@ export class RunLoop {
         return;
       }
       if (this.#carried === round) this.#carried = undefined;
-      this.#emit(round, settled);
+      this.#emit(round, settled, undefined, trips);
     });
   }
 
@@ -509,14 +601,20 @@ export class RunLoop {
     await this.#landSettling();
     const now = this.#deps.now();
     const rounds = [this.#carried, this.#current].filter((round): round is Unsettled => round !== undefined);
-    const ahead = this.#ahead === undefined ? { unstarted: [], held: [] } : sortUnstarted(this.#deps, this.#ahead.claim.entries, this.#heldKeys);
+    // Claimed and never handled: the batch ahead, and the one an early exchange claimed after it.
+    const unhandled = [this.#ahead, this.#later].filter((batch): batch is Batch => batch !== undefined);
     const taken = sortUnstarted(this.#deps, this.#taken, this.#heldKeys);
     const held = [...this.#heldEntries.values()];
-    for (const entry of ahead.held) held.push(heldEntry(entry, this.#ahead!.claimedAt));
+    const toRelease = rounds.flatMap((round) => round.unstarted);
+    for (const batch of unhandled) {
+      const sorted = sortUnstarted(this.#deps, batch.claim.entries, this.#heldKeys);
+      for (const entry of sorted.held) held.push(heldEntry(entry, batch.claimedAt));
+      toRelease.push(...sorted.unstarted);
+    }
     for (const entry of taken.held) held.push(heldEntry(entry, now));
-    const toRelease = [...rounds.flatMap((round) => round.unstarted), ...ahead.unstarted, ...taken.unstarted];
+    toRelease.push(...taken.unstarted);
     // The leases of entries no round decided go back after the rounds' settles (last, so the slots below stay the rounds').
-    const unseen = this.#leases?.returnedUnseen([...toRelease, ...held, ...(this.#ahead?.claim.entries ?? []), ...this.#taken]);
+    const unseen = this.#leases?.returnedUnseen([...toRelease, ...held, ...unhandled.flatMap((batch) => batch.claim.entries), ...this.#taken]);
     const leaseSettle = unseen === undefined ? [] : [settleCall(this.#config, [], unseen)!];
     const request: ExchangeRequest = {
       settles: [...rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])), ...leaseSettle],
@@ -529,12 +627,12 @@ export class RunLoop {
     rounds.forEach((round, i) => {
       const settled = round.settle === undefined ? NOTHING_SETTLED : (outcome.settled[slot++] ?? NOTHING_SETTLED);
       const last = i === rounds.length - 1;
-      this.#emit(round, settled, last ? { released: outcome.released, held: outcome.held, ahead: this.#ahead?.claim } : undefined);
+      this.#emit(round, settled, last ? { released: outcome.released, held: outcome.held, ahead: unhandled } : undefined);
     });
     if (rounds.length === 0) {
       // No round to carry them (the run stopped before or right after deciding one): count them on the run.
       const total = this.#total;
-      this.#total = withClaim({ ...total, released: total.released + outcome.released, held: total.held + outcome.held }, this.#ahead?.claim);
+      this.#total = unhandled.reduce((sum, batch) => withClaim(sum, batch.claim), { ...total, released: total.released + outcome.released, held: total.held + outcome.held });
     }
     if (leaseSettle.length > 0) {
       const lost = outcome.settled[slot]?.leaseLost ?? 0;
@@ -559,10 +657,13 @@ export class RunLoop {
     };
   }
 
-  #emit(round: Unsettled, settled: SettleResult, last?: { released: number; held: number; ahead: ClaimResult | undefined }): void {
+  /** `trips`: the run's round trips when the round's settle went out (see SentExchange); all of them so far by default. */
+  #emit(round: Unsettled, settled: SettleResult, last?: { released: number; held: number; ahead: readonly Batch[] }, trips = this.#metered.roundTrips): void {
     const { tally } = round;
+    const upTo = Math.max(trips, this.#reportedRoundTrips);
     // A batch claimed ahead and released unstarted still counts for what its claim did.
-    const report: RoundReport = withClaim(
+    const report: RoundReport = (last?.ahead ?? []).reduce<RoundReport>(
+      (sum, batch) => withClaim(sum, batch.claim),
       {
         ...tally,
         acked: settled.acked,
@@ -572,13 +673,12 @@ export class RunLoop {
         flowLeaseLost: settled.leaseLost ?? 0,
         released: last?.released ?? 0,
         held: last?.held ?? 0,
-        roundTrips: this.#metered.roundTrips - this.#reportedRoundTrips,
+        roundTrips: upTo - this.#reportedRoundTrips,
         durationMs: this.#deps.now() - round.startedAt,
         stoppedForDeadline: tally.stoppedForDeadline && !this.#aborted(),
       },
-      last?.ahead,
     );
-    this.#reportedRoundTrips = this.#metered.roundTrips;
+    this.#reportedRoundTrips = upTo;
     this.#total = addRound(this.#total, report);
     const onRound = this.#options.onRound;
     if (onRound === undefined) return;

@@ -98,8 +98,8 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     }
   });
 
-  it('releases the batch claimed ahead when the settle beside it fails, and still settles the round just handled', async () => {
-    const ids = await appendPayloads(20);
+  it('releases every batch claimed ahead when the settle beside it fails, and still settles the round just handled', async () => {
+    const ids = await appendPayloads(30);
     // The DLT key holds a string: the settle of a round with a dead-letter fails (WRONGTYPE).
     await admin.set(`${stream}:dlt`, 'not a stream');
     const poller = createPoller({
@@ -110,17 +110,50 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
         return 'committed';
       }),
     });
-    // Round 1 (p0-p4) settles alone; round 2 (p5-p9) is handled beside the claim of p10-p14;
-    // round 3 (p10-p14) beside round 2's settle, which fails, and the claim of p15-p19.
+    // Round 1 (p0-p4) settles alone; round 2 (p5-p9) is handled beside the claim of p10-p14.
+    // Over TCP round 2's settle goes out as soon as it is decided, with the claim of p15-p19,
+    // and round 3 (p10-p14) is handled beside it; round 3's settle goes out with the claim of
+    // p20-p24 before round 2's failure is landed: two batches claimed ahead at the stop. Over
+    // REST round 3 is handled beside round 2's settle and the claim of p15-p19.
     await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/settle/);
     const rows = await pendingRows(admin, stream, 'g');
     const byId = new Map(rows.map((row) => [row.id, row]));
     // Round 2's settle acked before it failed at the dead-letter (p6 stays pending); round 3
     // was settled after the failure.
     expect(rows.map((row) => row.id).filter((id) => ids.indexOf(id) < 15)).toEqual([ids[6]]);
-    // The batch claimed beside round 3 was never started: released.
-    for (const id of ids.slice(15)) expect(byId.get(id)).toMatchObject({ deliveries: 0 });
-    for (const id of ids.slice(15)) expect(byId.get(id)!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
+    // The batches claimed ahead were never started: released, and nothing past them was claimed.
+    const ahead = ids.slice(15, port.transport === 'tcp' ? 25 : 20);
+    expect(rows.map((row) => row.id).filter((id) => ids.indexOf(id) >= 15)).toEqual(ahead);
+    for (const id of ahead) expect(byId.get(id)).toMatchObject({ deliveries: 0 });
+    for (const id of ahead) expect(byId.get(id)!.idleMs).toBeGreaterThanOrEqual(MIN_IDLE);
+  });
+
+  it('sends a decided round\'s settle with the claim after next while the claim beside the round is still out (TCP only)', async () => {
+    await warmScripts();
+    await appendPayloads(60);
+    // Exchanges in flight at once, as the run's port sees them.
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const counting: RedisPort = {
+      ...port,
+      transport: port.transport,
+      exchange: async (commands) => {
+        mostInFlight = Math.max(mostInFlight, (inFlight += 1));
+        try {
+          return await port.exchange(commands);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    };
+    const rounds: RoundReport[] = [];
+    const poller = createPoller({ port: counting, config: fastConfig(stream, { batch: 10 }), process: recordingProcessor([]) });
+    const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
+    expect(report.acked).toBe(60);
+    expect(rounds.map((r) => r.acked)).toEqual(rounds.map((r) => r.handled));
+    // REST keeps one request at a time: two HTTP requests need not arrive in order.
+    expect(mostInFlight).toBe(port.transport === 'tcp' ? 2 : 1);
+    expect(await pendingIds(admin, stream, 'g')).toEqual([]);
   });
 
   it('an orderingKey that throws keeps only its own entry pending: the rest of its round is handled and settled', async () => {
