@@ -17,10 +17,12 @@
  * in full: then the PEL is what there is to do. With `every` 1 every claim reclaims in full
  * (no probes): the setting asks for the PEL first, always.
  *
- * "The claim after" is the first one planned once a claim's answer is in. A claim a run sends
- * early (run-loop.ts) goes out before the claim ahead of it has answered, so after a short
- * read that one may already be out without a full reclaim; the one after it reclaims. None
- * goes out early behind a claim that reclaims, so a probe's finding is acted on at once.
+ * Claims are counted as they go out (`sending`), not as they answer: a run may send one before
+ * the claim ahead of it answered (run-loop.ts), and "every `every` claims" must count that one
+ * too. "The claim after" a short read is the first one planned once that read's answer is in:
+ * the claim sent early may already be out without a full reclaim, and the one after it
+ * reclaims. None goes out early behind a claim that reclaims, so a probe's finding is acted
+ * on at once.
  */
 import { readShort, type ClaimResult } from './claim';
 
@@ -47,10 +49,14 @@ export class ReclaimCadence {
     return this.#skipped + 1 >= this.every ? 'probe' : undefined;
   }
 
+  /** A claim goes out that reclaims `planned` (undefined: none). */
+  sending(planned: Reclaim): void {
+    this.#skipped = planned === undefined ? this.#skipped + 1 : 0;
+  }
+
   /** The answer to a claim that was planned to reclaim `planned` (what due() said then). */
   claimed(planned: Reclaim, claim: ClaimResult): void {
     const found = claim.reclaimed + claim.deletedIds.length > 0;
-    this.#skipped = planned === undefined ? this.#skipped + 1 : 0;
     // A reclaim cut short by the byte budget left idle entries behind: the next one is full too.
     this.#full = readShort(claim) || (planned === 'probe' && found) || (planned !== undefined && claim.cut && claim.reclaimed > 0);
   }

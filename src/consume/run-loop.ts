@@ -139,6 +139,12 @@ export class RunLoop {
   /** Ordering keys with a retained entry in this run, and the entries they hold. */
   readonly #heldKeys = new Set<string>();
   readonly #heldEntries = new Map<string, HeldEntry>();
+  /**
+   * Rounds whose settle failed, in the order their answers landed: the stop path sends each
+   * again. With a settle sent early, two can fail before the run stops (one landed with the
+   * exchange beside the round, the next by the stop path).
+   */
+  readonly #replay: Unsettled[] = [];
   /** The first failure: a refused exchange, or user code that threw. The run stops at it. */
   #failure: unknown;
   #failed = false;
@@ -163,6 +169,8 @@ export class RunLoop {
   #nextDueAt: number | undefined;
   /** When the rate limit lets the next entry start (local clock), after a claim it cut short. */
   #rateWakeAt: number | undefined;
+  /** A claim was not sent because the time left could not cover one more entry (see #planClaim). */
+  #outOfTime = false;
   /** #metered.roundTrips when the last round was reported. */
   #reportedRoundTrips = 0;
 
@@ -425,7 +433,9 @@ export class RunLoop {
 
   /** True when the run ends after the round just handled. */
   #mustStop(claim: ClaimResult): boolean {
-    if (this.#stopping() || this.#drained(claim)) return true;
+    if (this.#stopping()) return true;
+    // A claim sent early (judged on the round before) may have found entries after all: they are handled, not released.
+    if (this.#drained(claim) && !(this.#ahead !== undefined && this.#ahead.claim.entries.length > 0)) return true;
     if (this.#options.maxRounds !== undefined && this.#decidedRounds >= this.#options.maxRounds) return true;
     // SPEC §5.1 "Held ordering keys": a batch of held entries, and the run ends its drain.
     return this.#heldEntries.size >= this.#config.batch;
@@ -459,8 +469,10 @@ export class RunLoop {
   /**
    * The claim to send with a round's settle as soon as the round is decided (#sendsEarly): the
    * one beside the next round, while the claim beside this one is still out. By rule (a) on
-   * this round's claim, as #aheadPlan would judge it a moment later on the next one's (a
-   * read that comes back short meanwhile only makes this claim read little). It is sized
+   * this round's claim, where #aheadPlan judged the next one's: a read that comes back short
+   * meanwhile only makes this claim read little (a drain that then ends handles what it found
+   * rather than release it; a continuous run handles its batch, usually empty, before it
+   * waits). It is sized
    * after the batch still out, counted at what its claim asked for, and its bytes leave room
    * for that claim's whole allowance and the batch in hand: the three are within the budget.
    * Never one larger entry alone (the run holds the batch still out). None when the claim
@@ -468,10 +480,12 @@ export class RunLoop {
    * found idle entries makes the claim after it a full reclaim); nor when the room left would
    * not hold a whole batch of entries of the size seen so far (large entries: the claim sent
    * beside the next round, once this batch is gone, has more room, and batches keep their size).
+   * Not over a Cluster: a redirect sends the two exchanges out again each on its own, and the
+   * claim sent second could run first and take the earlier entries.
    */
   #earlyPlan(claim: ClaimResult): PlannedClaim | undefined {
     const out = this.#beside?.ahead?.plan;
-    if (out === undefined || out.alone || out.reclaim > 0 || !this.#mayClaimBeside(claim)) return undefined;
+    if (out === undefined || out.alone || out.reclaim > 0 || this.#metered.cluster || !this.#mayClaimBeside(claim)) return undefined;
     const allowance = Math.min(this.#roundBytes(), this.#config.maxRoundBytes - claim.bytes - out.allowance);
     if (allowance <= 0 || this.#sizer.entriesWithin(allowance) < this.#config.batch) return undefined;
     return this.#planClaim(out.fresh, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: false });
@@ -532,8 +546,16 @@ export class RunLoop {
     const reclaim = this.#cadence.due();
     const gate = room.read === 'native' ? `${this.#gatePrefix}${(this.#gates += 1).toString(36)}` : undefined;
     const now = this.#deps.now();
-    const plan = this.#sizer.plan(this.#settleBy - now, reclaim, ahead, { ...room, gate });
-    if (plan === undefined) return undefined;
+    const timeLeft = this.#settleBy - now;
+    const plan = this.#sizer.plan(timeLeft, reclaim, ahead, { ...room, gate });
+    if (plan === undefined) {
+      // Not one more entry and its round trip fit before the settle reserve (rule (a)): with
+      // nothing ahead, the run stops for its deadline, a few ms before it.
+      if (ahead === 0 && this.#sizer.limit(timeLeft) === 0) this.#outOfTime = true;
+      return undefined;
+    }
+    // Every planned claim is sent at once: counted for the cadence now, not when it answers.
+    this.#cadence.sending(plan.reclaim > 0 ? reclaim : undefined);
     // A lease ends when this run's last exchange may still be out: the deadline + overrun (Redis clock, as a duration).
     const flow = this.#leases?.plan(this.#deadline + DEADLINE_OVERRUN_MS, now);
     return { plan: flow === undefined ? plan : { ...plan, flow }, reclaim: plan.reclaim > 0 ? reclaim : undefined };
@@ -574,7 +596,8 @@ export class RunLoop {
     rounds.forEach((round, i) => {
       const settled = outcome.settled[i];
       if (settled === undefined) {
-        this.#carried = round;
+        if (!this.#replay.includes(round)) this.#replay.push(round);
+        if (this.#carried === round) this.#carried = undefined;
         this.#fail(outcome.error);
         return;
       }
@@ -600,7 +623,7 @@ export class RunLoop {
   async #finish(): Promise<RunReport> {
     await this.#landSettling();
     const now = this.#deps.now();
-    const rounds = [this.#carried, this.#current].filter((round): round is Unsettled => round !== undefined);
+    const rounds = [...this.#replay, this.#carried, this.#current].filter((round): round is Unsettled => round !== undefined);
     // Claimed and never handled: the batch ahead, and the one an early exchange claimed after it.
     const unhandled = [this.#ahead, this.#later].filter((batch): batch is Batch => batch !== undefined);
     const taken = sortUnstarted(this.#deps, this.#taken, this.#heldKeys);
@@ -653,7 +676,7 @@ export class RunLoop {
       ...(nextDueAt === undefined ? {} : { nextDueAt }),
       roundTrips: this.#metered.roundTrips,
       durationMs: now - this.#startedAt,
-      stoppedForDeadline: this.#total.stoppedForDeadline || (!this.#aborted() && now >= this.#settleBy),
+      stoppedForDeadline: this.#total.stoppedForDeadline || (!this.#aborted() && (now >= this.#settleBy || this.#outOfTime)),
     };
   }
 

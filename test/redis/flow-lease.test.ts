@@ -345,7 +345,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(await admin.exists(leaseKey())).toBe(0);
   });
 
-  it('handles the next round while the settle of the round before is still unanswered (TCP): Node does not wait for the lease work first', async () => {
+  it('handles the next round while the settle of the round before is still unanswered: Node does not wait for the lease work first', async () => {
     const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
     await appendKeyed(keys, 6);
     // Every exchange that leads with a settle.lua call is answered 150 ms late.
@@ -386,7 +386,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
   });
 
   it('carries a round whose settle, sent early, failed to the final settle: committed entries acked, the batches claimed ahead released with their leases', async () => {
-    const keyed = await appendKeyed(Array.from({ length: 20 }, (_, i) => `k${i}`), 1);
+    const keyed = await appendKeyed(Array.from({ length: 30 }, (_, i) => `k${i}`), 1);
     const ids = [...keyed.values()];
     const keyOf = new Map([...keyed].map(([name, id]) => [id, name.split(':')[0]!]));
     // The DLT key holds a string: the settle of a round with a dead-letter fails (WRONGTYPE).
@@ -406,10 +406,12 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(handled).toEqual([ids[6]]);
     // Whatever was claimed and never started went back: no delivery counted, due at once, its
     // key's lease given back (the failed settle's keys stay leased until the run's deadline).
+    // Over TCP two batches were claimed ahead at the stop (k15-k19, and k20-k24 claimed with the
+    // settle sent early for the round after the failing one), over REST one.
     const unstarted = rows.filter((r) => r.deliveries === 0);
+    expect(unstarted.map((row) => row.id)).toEqual(ids.slice(15, port.transport === 'tcp' ? 25 : 20));
     for (const row of unstarted) expect(row.idleMs).toBeGreaterThanOrEqual(10_000);
     for (const row of unstarted) expect(await admin.hexists(leaseKey(), keyOf.get(row.id)!)).toBe(0);
-    expect(unstarted.length).toBeGreaterThan(0);
   });
 
   it('keeps the slot of a handler that timed out (it may still run) until the lease ends', async () => {

@@ -14,6 +14,7 @@ import { meterPort } from '../../src/redis/metered';
 import type { RedisPort } from '../../src/redis/port';
 import type { RoundReport } from '../../src/consume/report';
 import { Rejection } from '../../src/verdict/verdict';
+import { runReportOf } from '../../src/consume/run';
 import { clientKinds, ioredisKind } from '../support/clients';
 import { fastConfig, recordingProcessor, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
@@ -98,29 +99,37 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     }
   });
 
-  it('releases every batch claimed ahead when the settle beside it fails, and still settles the round just handled', async () => {
+  it('releases every batch claimed ahead when the settle beside it fails, and still settles and reports every round handled', async () => {
     const ids = await appendPayloads(30);
     // The DLT key holds a string: the settle of a round with a dead-letter fails (WRONGTYPE).
     await admin.set(`${stream}:dlt`, 'not a stream');
+    const seen: string[] = [];
     const poller = createPoller({
       port,
       config: fastConfig(stream, { batch: 5, minIdleMs: MIN_IDLE }),
-      process: recordingProcessor([], (payload) => {
-        if (payload === 'p6') throw new Rejection('bad_input');
+      process: recordingProcessor(seen, (payload) => {
+        if (payload === 'p6' || payload === 'p11') throw new Rejection('bad_input');
         return 'committed';
       }),
     });
     // Round 1 (p0-p4) settles alone; round 2 (p5-p9) is handled beside the claim of p10-p14.
     // Over TCP round 2's settle goes out as soon as it is decided, with the claim of p15-p19,
     // and round 3 (p10-p14) is handled beside it; round 3's settle goes out with the claim of
-    // p20-p24 before round 2's failure is landed: two batches claimed ahead at the stop. Over
-    // REST round 3 is handled beside round 2's settle and the claim of p15-p19.
-    await expect(poller.run({ mode: 'drain' })).rejects.toThrow(/settle/);
+    // p20-p24 before round 2's failure is landed: two settles failed and two batches claimed
+    // ahead at the stop. Over REST round 3 is handled beside round 2's settle and the claim of
+    // p15-p19, and only round 2's settle fails.
+    const failure = await poller.run({ mode: 'drain' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(String(failure)).toMatch(/settle/);
+    // Every round handled is settled again by the stop path and reported: none is dropped.
+    expect(runReportOf(failure)).toMatchObject({ handled: seen.length });
+    expect(seen.length).toBe(15);
     const rows = await pendingRows(admin, stream, 'g');
     const byId = new Map(rows.map((row) => [row.id, row]));
-    // Round 2's settle acked before it failed at the dead-letter (p6 stays pending); round 3
-    // was settled after the failure.
-    expect(rows.map((row) => row.id).filter((id) => ids.indexOf(id) < 15)).toEqual([ids[6]]);
+    // Acks go first in a settle, so a settle that failed at its dead-letter acked the rest.
+    expect(rows.map((row) => row.id).filter((id) => ids.indexOf(id) < 15)).toEqual([ids[6], ids[11]]);
     // The batches claimed ahead were never started: released, and nothing past them was claimed.
     const ahead = ids.slice(15, port.transport === 'tcp' ? 25 : 20);
     expect(rows.map((row) => row.id).filter((id) => ids.indexOf(id) >= 15)).toEqual(ahead);
@@ -131,14 +140,16 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
   it('sends a decided round\'s settle with the claim after next while the claim beside the round is still out (TCP only)', async () => {
     await warmScripts();
     await appendPayloads(60);
-    // Exchanges in flight at once, as the run's port sees them.
+    // Exchanges in flight at once, as the run's port sees them, and those sent while another was out.
     let inFlight = 0;
     let mostInFlight = 0;
+    const sentBehind: Array<readonly { name: string; args: readonly unknown[] }[]> = [];
     const counting: RedisPort = {
       ...port,
       transport: port.transport,
       exchange: async (commands) => {
         mostInFlight = Math.max(mostInFlight, (inFlight += 1));
+        if (inFlight > 1) sentBehind.push(commands);
         try {
           return await port.exchange(commands);
         } finally {
@@ -153,6 +164,12 @@ describe.each(clientKinds)('overlapped rounds over $name', (kind) => {
     expect(rounds.map((r) => r.acked)).toEqual(rounds.map((r) => r.handled));
     // REST keeps one request at a time: two HTTP requests need not arrive in order.
     expect(mostInFlight).toBe(port.transport === 'tcp' ? 2 : 1);
+    // Over TCP what goes out behind the exchange still out is a round's settle, then a claim.
+    if (port.transport === 'tcp') expect(sentBehind.length).toBeGreaterThanOrEqual(3);
+    for (const commands of sentBehind) {
+      expect(commands[0]?.args[0]).toBe(settleScript.sha1);
+      expect(commands.slice(1).some((c) => c.name === 'MULTI' || c.args[0] === claimScript.sha1)).toBe(true);
+    }
     expect(await pendingIds(admin, stream, 'g')).toEqual([]);
   });
 

@@ -35,6 +35,27 @@ describe.each(clientKinds)('the stop path over $name', (kind) => {
     return ids;
   };
 
+  it('reports a run that stops because the time left cannot cover one more entry as stopped for its deadline', async () => {
+    await appendPayloads(5);
+    const seen: string[] = [];
+    const startedAt = Date.now();
+    const poller = createPoller({
+      port,
+      config: fastConfig(stream, { batch: 1 }),
+      process: recordingProcessor(seen, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        return 'committed' as const;
+      }),
+    });
+    // 400 ms an entry, 950 ms before the settle reserve: two entries fit, and once the second
+    // is handled (~800 ms) the ~150 ms left cannot cover a third, so no claim goes out.
+    const report = await poller.run({ mode: 'drain', deadline: startedAt + 1_000 });
+    expect(seen).toEqual(['p0', 'p1']);
+    expect(Date.now() - startedAt).toBeLessThan(950);
+    expect(report.stoppedForDeadline).toBe(true);
+    expect((await pendingRows(admin, stream, 'g')).length).toBe(0);
+  });
+
   it('settles what committed and releases what was claimed ahead when a round hook throws', async () => {
     const ids = await appendPayloads(40);
     let rounds = 0;

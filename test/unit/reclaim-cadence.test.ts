@@ -23,6 +23,7 @@ function fullRounds(cadence: ReclaimCadence, rounds: number): Reclaim[] {
   for (let i = 0; i < rounds; i += 1) {
     const due = cadence.due();
     asked.push(due);
+    cadence.sending(due);
     cadence.claimed(due, answer(100, 100));
   }
   return asked;
@@ -41,14 +42,17 @@ describe('ReclaimCadence', () => {
   it('reclaims in full after a short fresh read, but not after one cut short by the byte budget', () => {
     const cadence = new ReclaimCadence(10);
     fullRounds(cadence, 2);
+    cadence.sending(undefined);
     cadence.claimed(undefined, answer(100, 99, 0, 0, true));
     expect(cadence.due()).toBeUndefined();
+    cadence.sending(undefined);
     cadence.claimed(undefined, answer(100, 99));
     expect(cadence.due()).toBe('full');
   });
 
   it('reclaims in full again after a reclaim the byte budget cut short', () => {
     const cadence = new ReclaimCadence(10);
+    cadence.sending('full');
     cadence.claimed('full', answer(100, 0, 3, 0, true));
     expect(cadence.due()).toBe('full');
   });
@@ -60,11 +64,31 @@ describe('ReclaimCadence', () => {
     const cadence = new ReclaimCadence(2);
     expect(fullRounds(cadence, 2)).toEqual(['full', undefined]);
     expect(cadence.due()).toBe('probe');
+    cadence.sending('probe');
     cadence.claimed('probe', answer(100, 100, reclaimed, deleted));
     expect(cadence.due()).toBe('full');
     // A full reclaim that finds something does not repeat: the every-K rule takes over again.
+    cadence.sending('full');
     cadence.claimed('full', answer(100, 100, 10));
     expect(fullRounds(cadence, 3)).toEqual([undefined, 'probe', undefined]);
+  });
+
+  it('counts a claim as it goes out: one sent before the claim ahead of it answered still counts toward every K', () => {
+    const cadence = new ReclaimCadence(3);
+    const asked: Reclaim[] = [];
+    // A claim that does not reclaim is answered only after the next one was sent (a run's early
+    // exchange); one that reclaims is answered before the next is planned (none goes out early behind it).
+    let out: Reclaim | 'none' = 'none';
+    for (let i = 0; i < 7; i += 1) {
+      const due = cadence.due();
+      asked.push(due);
+      cadence.sending(due);
+      if (out !== 'none') cadence.claimed(out, answer(100, 100));
+      out = 'none';
+      if (due === undefined) out = due;
+      else cadence.claimed(due, answer(100, 100));
+    }
+    expect(asked).toEqual(['full', undefined, undefined, 'probe', undefined, undefined, 'probe']);
   });
 
   it('sizes a probe to scan at most reclaimBatch PEL entries (XAUTOCLAIM scans COUNT × 10)', () => {
