@@ -472,9 +472,9 @@ export class RunLoop {
    * this round's claim, where #aheadPlan judged the next one's: a read that comes back short
    * meanwhile only makes this claim read little (a drain that then ends handles what it found
    * rather than release it; a continuous run handles its batch, usually empty, before it
-   * waits). It is sized
-   * after the batch still out, counted at what its claim asked for, and its bytes leave room
-   * for that claim's whole allowance and the batch in hand: the three are within the budget.
+   * waits). It is sized after the batch still out, counted at what its claim asked for, and
+   * its bytes leave room for that claim's whole allowance and the batch in hand: the three
+   * are within the budget.
    * Never one larger entry alone (the run holds the batch still out). None when the claim
    * still out may bring one, or reclaims (the cadence plans from its answer: a probe that
    * found idle entries makes the claim after it a full reclaim); nor when the room left would
