@@ -308,9 +308,9 @@ export class RunLoop {
   }
 
   /**
-   * The answer to a settle sent early: its round is reported, or carried to the final settle
-   * when it failed (a replay is idempotent); a claim beside it that landed here is kept in
-   * `#later`.
+   * The answer to a settle sent early: its round is reported, or kept for the final settle
+   * when it failed (#replay; a replayed settle is idempotent); a claim beside it that landed
+   * here is kept in `#later`.
    */
   async #landSettling(): Promise<void> {
     const settling = this.#settling;
@@ -589,8 +589,8 @@ export class RunLoop {
   }
 
   /**
-   * Reports each round whose settle was answered. One that was not stays carried for the
-   * final settle (a replayed settle is idempotent), and the run stops on the failure.
+   * Reports each round whose settle was answered. One that was not is kept, in order, for the
+   * final settle (#replay; a replayed settle is idempotent), and the run stops on the failure.
    */
   #landSettles(rounds: readonly Unsettled[], outcome: ExchangeOutcome, trips?: number): void {
     rounds.forEach((round, i) => {
