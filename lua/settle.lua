@@ -69,9 +69,10 @@
                 section after section) leave the holder, none to queue;
                 '' (never a flow key), r, then r keys, at most one such section: each key's
                 one id is the next id of the ack list — the common case (one acked entry per
-                key), one argument per entry, checked in one pass (flow_frees_one); a key whose
-                value is anything but this run's holder of that id alone is returned as a
-                section of its own would be
+                key), checked in one pass (flow_frees_one); a key whose value is anything but
+                this run's holder of that id alone is returned as a section of its own would be;
+                or the same as '', 0, r and one argument holding the r keys, each ended by
+                '\n' (keys without that byte: the caller's client pays per argument)
   then, per dead-letter, 4 values: source entry id, event_id ('' if none), reason, deliveries
 
   Reply: { acked, dead_lettered, marker_hits, deferred, lease_lost, ready }
@@ -99,8 +100,8 @@ local last_ack = 3 + ack_count
 local flow_at = last_ack + 3 + 2 * tonumber(ARGV[last_ack + 1])
 local flow_sections_sent = tonumber(ARGV[flow_at - 1])
 local flow_key_names, flow_sections = {}, {}
--- The one-id keys (ARGV[one_first..one_last]) and where their ids start in the ack list.
-local one_first, one_last, one_acked = 1, 0, 0
+-- The one-id keys and where their ids start in the ack list.
+local one_keys, one_acked = nil, 0
 local flow_end = flow_at
 if flow_sections_sent > 0 then
   local at = flow_at + 4
@@ -111,12 +112,21 @@ if flow_sections_sent > 0 then
   for _ = 1, flow_sections_sent do
     local key, n = ARGV[at], tonumber(ARGV[at + 1])
     if key == '' then
-      if one_last >= one_first or n < 1 or acked_at + n - 1 > last_ack or at + 1 + n > #ARGV then
+      local packed = n == 0
+      if packed then n = tonumber(ARGV[at + 2]) end
+      if one_keys or not n or n < 1 or acked_at + n - 1 > last_ack or at + 1 + n > #ARGV and not packed then
         return redis.error_reply('ERR settle: a malformed section of one-id flow keys')
       end
-      one_first, one_last, one_acked = at + 2, at + 1 + n, acked_at
+      one_keys, one_acked = {}, acked_at
+      if packed then
+        for one in string.gmatch(ARGV[at + 3] or '', '([^\n]*)\n') do one_keys[#one_keys + 1] = one end
+        at = at + 4
+      else
+        for j = 1, n do one_keys[j] = ARGV[at + 1 + j] end
+        at = at + 2 + n
+      end
+      if #one_keys ~= n then return redis.error_reply('ERR settle: a malformed section of one-id flow keys') end
       acked_at = acked_at + n
-      at = at + 2 + n
     else
       -- Flat, four per key (a table per key was garbage the script's GC steps paid for).
       k = k + 1
@@ -278,18 +288,18 @@ if flow_sections_sent > 0 then
   -- The one-id keys: a key whose value is exactly this run's holder of that id goes (most
   -- keys); any other is returned like a key of its own section below.
   local one_head = string.char(0x92, 0x91, 0x93) .. packed_token
-  for first = one_first, one_last, FLOW_WRITE_CHUNK do
-    local last = math.min(first + FLOW_WRITE_CHUNK - 1, one_last)
-    local chunk = redis.call('HMGET', lease_key, unpack(ARGV, first, last))
-    local id_at = one_acked - one_first
-    for at = first, last do
-      local key, id = ARGV[at], ARGV[id_at + at]
-      if flow_frees_one(chunk[at - first + 1], one_head, id) then
+  local one_count = one_keys and #one_keys or 0
+  for first = 1, one_count, FLOW_WRITE_CHUNK do
+    local last = math.min(first + FLOW_WRITE_CHUNK - 1, one_count)
+    local chunk = redis.call('HMGET', lease_key, unpack(one_keys, first, last))
+    for j = first, last do
+      local key, id_at = one_keys[j], one_acked + j - 1
+      if flow_frees_one(chunk[j - first + 1], one_head, ARGV[id_at]) then
         gone[#gone + 1] = key
       else
         local k = #keys + 1
         keys[k] = key
-        flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = id_at + at, id_at + at, 1, 0
+        flow_sections[4 * k - 3], flow_sections[4 * k - 2], flow_sections[4 * k - 1], flow_sections[4 * k] = id_at, id_at, 1, 0
       end
     end
   end

@@ -80,10 +80,10 @@ export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonl
   const flags: RedisArg[] = [leases.token, leases.limit, leases.strict ? 1 : 0, leases.hold === true ? 1 : 0];
   // The common round: each key returns one acked id, in the ack list's order — the keys alone, the ack list as it is.
   if (keys.length === ackIds.length && keys.every(({ ids, queued }, i) => ids.length === 1 && queued.length === 0 && ids[0] === ackIds[i])) {
-    return { ackIds, args: [1, ...flags, '', keys.length, ...keys.map(({ key }) => key)] };
+    return { ackIds, args: [1, ...flags, ...oneIdSection(keys.map(({ key }) => key))] };
   }
   const unplaced = new Set(ackIds);
-  const oneKeys: RedisArg[] = [];
+  const oneKeys: Array<Uint8Array | string> = [];
   const oneIds: string[] = [];
   const fromAckList: RedisArg[] = [];
   const fromAckListIds: string[] = [];
@@ -106,7 +106,7 @@ export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonl
     }
   }
   const header: RedisArg[] = [sectionCount + (oneKeys.length > 0 ? 1 : 0), ...flags];
-  const oneSection: RedisArg[] = oneKeys.length > 0 ? ['', oneKeys.length, ...oneKeys] : [];
+  const oneSection: RedisArg[] = oneKeys.length > 0 ? oneIdSection(oneKeys) : [];
   const args = header.concat(oneSection, fromAckList, sections);
   if (oneIds.length === 0 && fromAckListIds.length === 0) return { ackIds, args };
   const ordered = oneIds.concat(fromAckListIds);
@@ -114,10 +114,37 @@ export function leaseReturnArgs(leases: LeaseReturn | undefined, ackIds: readonl
   return { ackIds: ordered, args };
 }
 
+/**
+ * settle.lua's section of one-id keys. Keys that are all text without a newline go in one
+ * argument, each ended by one: ioredis's work is per argument (its profile's share of a flow
+ * round), Lua cuts the keys as cheaply as it would read them one by one. Else one per key.
+ */
+function oneIdSection(keys: ReadonlyArray<Uint8Array | string>): RedisArg[] {
+  let packed = '';
+  for (const key of keys) {
+    if (typeof key !== 'string' || key.includes('\n')) return ['', keys.length, ...keys];
+    packed += `${key}\n`;
+  }
+  return ['', 0, keys.length, packed];
+}
+
 /** A retained entry whose handler was handed it and cut short: it may still be running. */
 function mayStillRun(decision: Decided, handedOver: number | undefined): boolean {
   const { verdict } = decision;
   return handedOver === 1 && verdict.kind === 'retain' && (verdict.cause === 'handler_timeout' || verdict.cause === 'deadline');
+}
+
+/**
+ * One claim's entries as its script admitted them: per entry, the key its lease is on, as
+ * settle.lua gets it (keyArg: converted once, at admission), until the entry's lease is given
+ * back — or kept by a handler that may still run, which is never given back either. Kept
+ * beside the batch, not in a map of the run's entries: found by position, each admitted entry
+ * costs the run nothing more than its slot here.
+ */
+export interface AdmittedLeases {
+  readonly entries: readonly StreamEntry[];
+  /** `entries[i]`'s key; undefined once given back or kept, or for an entry that names none. */
+  readonly keys: Array<Uint8Array | string | undefined>;
 }
 
 /** The leases one run holds: what its claims admitted under a key and it has not given back. */
@@ -127,8 +154,6 @@ export class RunLeases {
   readonly #strict: boolean;
   readonly #share: number | undefined;
   readonly #hold: boolean;
-  /** Admitted entry id → its key, as sent back (keyArg: converted once, at admission). */
-  readonly #admitted = new Map<string, Uint8Array | string>();
 
   constructor(token: string, limit: number, strict: boolean, share?: number, hold = false) {
     this.#token = token;
@@ -143,45 +168,55 @@ export class RunLeases {
     return { token: this.#token, leaseMs: Math.max(1, until - now), limit: this.#limit, strict: this.#strict, share: this.#share };
   }
 
-  /** Records the keyed entries a claim returned: each was admitted under its key's lease. */
-  admitted(entries: readonly StreamEntry[]): void {
-    for (const entry of entries) {
-      const key = flowKeyOf(entry);
-      if (key !== undefined) this.#admitted.set(entry.id, keyArg(key));
+  /** The keyed entries a claim returned, each admitted under its key's lease; undefined when none names a key. */
+  admitted(entries: readonly StreamEntry[]): AdmittedLeases | undefined {
+    let keys: AdmittedLeases['keys'] | undefined;
+    for (let i = 0; i < entries.length; i += 1) {
+      const key = flowKeyOf(entries[i]!);
+      if (key !== undefined) (keys ??= new Array<Uint8Array | string | undefined>(entries.length).fill(undefined))[i] = keyArg(key);
     }
+    return keys === undefined ? undefined : { entries, keys };
   }
 
-  /** The leases a decided round gives back (see the header for the one kind it keeps). */
-  returnedBy(decisions: readonly Decided[], handedOver: Uint8Array): LeaseReturn | undefined {
+  /**
+   * The leases a round decided from `admitted`'s batch gives back (see the header for the one
+   * kind it keeps). Decisions come in the batch's order; an entry found elsewhere is looked up.
+   */
+  returnedBy(admitted: AdmittedLeases | undefined, decisions: readonly Decided[], handedOver: Uint8Array): LeaseReturn | undefined {
+    if (admitted === undefined) return undefined;
     const returned = new KeyGroups(this.#strict);
     for (let i = 0; i < decisions.length; i += 1) {
       const { entry, verdict } = decisions[i]!;
-      const key = this.#taken(entry.id);
+      const key = taken(admitted, admitted.entries[i] === entry ? i : admitted.entries.indexOf(entry));
       if (key !== undefined && !mayStillRun(decisions[i]!, handedOver[i])) returned.add(key, entry.id, verdict.kind === 'retain');
     }
     return this.#lease(returned);
   }
 
-  /** The leases of entries no handler saw (claimed ahead, held, cut by the stop), given back. */
-  returnedUnseen(entries: ReadonlyArray<{ readonly id: string }>): LeaseReturn | undefined {
+  /** The leases of entries no round decided (batches claimed ahead, entries a failed claim took), given back. */
+  returnedUnseen(batches: ReadonlyArray<AdmittedLeases | undefined>): LeaseReturn | undefined {
     const returned = new KeyGroups(this.#strict);
-    for (const { id } of entries) {
-      const key = this.#taken(id);
-      if (key !== undefined) returned.add(key, id, true);
+    for (const admitted of batches) {
+      if (admitted === undefined) continue;
+      for (let i = 0; i < admitted.entries.length; i += 1) {
+        const key = taken(admitted, i);
+        if (key !== undefined) returned.add(key, admitted.entries[i]!.id, true);
+      }
     }
     return this.#lease(returned);
-  }
-
-  /** The key an entry was admitted under, forgotten here (undefined: none, or given back already). */
-  #taken(id: string): Uint8Array | string | undefined {
-    const key = this.#admitted.get(id);
-    if (key !== undefined) this.#admitted.delete(id);
-    return key;
   }
 
   #lease(returned: KeyGroups): LeaseReturn | undefined {
     return returned.size === 0 ? undefined : { token: this.#token, limit: this.#limit, strict: this.#strict, hold: this.#hold, keys: returned.groups() };
   }
+}
+
+/** The key entry `at` was admitted under, forgotten (undefined: none, or given back or kept already). */
+function taken(admitted: AdmittedLeases, at: number): Uint8Array | string | undefined {
+  if (at < 0) return undefined;
+  const key = admitted.keys[at];
+  admitted.keys[at] = undefined;
+  return key;
 }
 
 const NONE_QUEUED: readonly string[] = Object.freeze([]);

@@ -62,7 +62,7 @@ import type { RunOptions } from './run-options';
 import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
 import { sleep } from './wait';
 import { isPromiseLike } from '../ground/maybe-promise';
-import { RunLeases } from './flow-lease';
+import { RunLeases, type AdmittedLeases } from './flow-lease';
 
 /**
  * The last exchange of a run ends by deadline + this (I6: a run ends by deadline + 1 s, and
@@ -78,6 +78,8 @@ export const FINAL_EXCHANGE_MIN_MS = 400;
 interface Batch {
   readonly claim: ClaimResult;
   readonly claimedAt: number;
+  /** The flow leases its entries were admitted under (flow runs; none by a wait). */
+  readonly leases?: AdmittedLeases;
   /** Delivered by a wait (one entry): it says nothing of what else is there, so nothing is claimed beside it. */
   readonly woken?: boolean;
 }
@@ -136,6 +138,8 @@ export class RunLoop {
   /** A batch claimed by an exchange sent early and landed outside a round (the stop path, a claim after): never handled yet. */
   #later: Batch | undefined;
   readonly #taken: StreamEntry[] = [];
+  /** The flow leases of `#taken`'s entries, claim by claim. */
+  readonly #takenLeases: AdmittedLeases[] = [];
   /** Ordering keys with a retained entry in this run, and the entries they hold. */
   readonly #heldKeys = new Set<string>();
   readonly #heldEntries = new Map<string, HeldEntry>();
@@ -243,7 +247,7 @@ export class RunLoop {
     await this.#landSettling();
     const current: Unsettled = {
       tally: roundReport(decided, NOTHING_SETTLED, claim, 0, 0),
-      settle: settleCall(this.#config, decided.decisions, this.#leases?.returnedBy(decided.decisions, decided.handedOver)),
+      settle: settleCall(this.#config, decided.decisions, this.#leases?.returnedBy(batch.leases, decided.decisions, decided.handedOver)),
       startedAt,
       unstarted: decided.unstarted,
     };
@@ -576,12 +580,12 @@ export class RunLoop {
       this.#rateWakeAt = rateWakeAt(claim, this.#deps.now());
       this.#cadence.claimed(planned.reclaim, claim);
       this.#sizer.observeClaim(claim.entries.length, claim.bytes);
-      this.#leases?.admitted(claim.entries);
-      return { claim, claimedAt: this.#deps.now() };
+      return { claim, claimedAt: this.#deps.now(), leases: this.#leases?.admitted(claim.entries) };
     }
     // Taken all the same, under leases when the claim script admitted them (a native read or its
     // admit call failed after it): the stop path gives those leases back with the entries.
-    this.#leases?.admitted(outcome.taken);
+    const takenLeases = this.#leases?.admitted(outcome.taken);
+    if (takenLeases !== undefined) this.#takenLeases.push(takenLeases);
     this.#taken.push(...outcome.taken);
     if (planned.plan.read === 'native' && isNoScript(outcome.claimError)) this.#scriptLoaded = false;
     else this.#fail(outcome.claimError);
@@ -636,8 +640,10 @@ export class RunLoop {
     }
     for (const entry of taken.held) held.push(heldEntry(entry, now));
     toRelease.push(...taken.unstarted);
-    // The leases of entries no round decided go back after the rounds' settles (last, so the slots below stay the rounds').
-    const unseen = this.#leases?.returnedUnseen([...toRelease, ...held, ...unhandled.flatMap((batch) => batch.claim.entries), ...this.#taken]);
+    // The leases of entries no round decided go back after the rounds' settles (last, so the
+    // slots below stay the rounds'). A round's settle gave back its own entries' leases, those
+    // it released or held included.
+    const unseen = this.#leases?.returnedUnseen([...unhandled.map((batch) => batch.leases), ...this.#takenLeases]);
     const leaseSettle = unseen === undefined ? [] : [settleCall(this.#config, [], unseen)!];
     const request: ExchangeRequest = {
       settles: [...rounds.flatMap((round) => (round.settle === undefined ? [] : [round.settle])), ...leaseSettle],

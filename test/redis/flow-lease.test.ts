@@ -252,10 +252,10 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     const entry = (id: string) => claim.entries.find((x) => x.id === id)!;
     const leases = { token: 'T.', limit: 1, strict: false, keys: [{ key: 'k', ids: [a, b], queued: [] }, { key: 'j', ids: [d], queued: [] }] };
     const call = settleCall(c, [a, d, u].map((id) => ({ entry: entry(id), verdict: Verdicts.ack() })).concat({ entry: entry(b), verdict: Verdicts.retain('handler_error') }), leases)!;
-    // j's one id leads the ack list (j is in the section of one-id keys: '', 1, 'j'); k, with b retained, sends its ids.
+    // j's one id leads the ack list (j is in the section of one-id keys, packed: '', 0, 1, 'j\n'); k, with b retained, sends its ids.
     const args = call.args.map(String);
     expect(args.slice(2, 6)).toEqual(['3', d, a, u]);
-    expect(args.slice(6)).toEqual(['0', '2', 'T.', '1', '0', '0', '', '1', 'j', 'k', '2', a, b, '0']);
+    expect(args.slice(6)).toEqual(['0', '2', 'T.', '1', '0', '0', '', '0', '1', 'j\n', 'k', '2', a, b, '0']);
     expect((await exchange(port, c, { settles: [call] })).settled[0]).toMatchObject({ acked: 3, leaseLost: 0 });
     // Both keys are free again, and b stays pending for its retry.
     expect(await admin.exists(leaseKey())).toBe(0);
@@ -280,7 +280,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     const call = settleCall(c, [a, b, d, e].map((id) => ({ entry: entry(id), verdict: Verdicts.ack() })), leases)!;
     const args = call.args.map(String);
     expect(args.slice(2, 7)).toEqual(['4', d, e, a, b]);
-    expect(args.slice(7)).toEqual(['0', '2', 'T.', '1', '0', '0', '', '2', 'j', 'h', 'k', '-2']);
+    expect(args.slice(7)).toEqual(['0', '2', 'T.', '1', '0', '0', '', '0', '2', 'j\nh\n', 'k', '-2']);
     expect((await exchange(port, c, { settles: [call] })).settled[0]).toMatchObject({ acked: 4, leaseLost: 1 });
     // j and k are free; h stays with its holder (the fence).
     expect((await admin.hkeys(leaseKey())).sort()).toEqual(['', 'h']);
@@ -288,9 +288,12 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     expect(await pendingRows(admin, stream, 'g')).toEqual([]);
   });
 
-  it('returns 600 one-id keys in one settle (past one HMGET chunk): a non-ASCII key freed, a key with an entry waiting falls back, frees its slot and goes ready', async () => {
+  it.each([
+    { form: 'one argument per key, with a non-ASCII key freed', odd: 'ключ-550', section: ['', '600'] },
+    { form: 'the keys packed in one argument', odd: 'key-550', section: ['', '0', '600'] },
+  ])('returns 600 one-id keys in one settle (past one HMGET chunk), $form: a key with an entry waiting falls back, frees its slot and goes ready', async ({ odd, section }) => {
     const c = config('c', { maxRoundBytes: 1024 * 1024 });
-    const keys = Array.from({ length: 600 }, (_, i) => (i === 550 ? 'ключ-550' : `key-${i}`));
+    const keys = Array.from({ length: 600 }, (_, i) => (i === 550 ? odd : `key-${i}`));
     const ids: string[] = [];
     for (const [i, key] of keys.entries()) ids.push(await append(admin, stream, { event_id: `e${i}`, payload: 'x', flow_key: key }));
     const plan = { token: 'T.', leaseMs: 5_000, limit: 1, strict: false };
@@ -300,10 +303,12 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     // Another run's entry of key-520 waits behind this run's holder.
     const waiting = await append(admin, stream, { event_id: 'w', payload: 'x', flow_key: 'key-520' });
     expect(await claimOnce(port, config('d'), { fresh: 1, reclaim: 0, flow: { ...plan, token: 'U.' } })).toMatchObject({ entries: [], flowParked: 1 });
-    const leases = { token: 'T.', limit: 1, strict: false, keys: keys.map((key, i) => ({ key: i === 550 ? new TextEncoder().encode(key) : key, ids: [ids[i]!], queued: [] })) };
+    const leases = { token: 'T.', limit: 1, strict: false, keys: keys.map((key, i) => ({ key: /[^\x00-\x7f]/.test(key) ? new TextEncoder().encode(key) : key, ids: [ids[i]!], queued: [] })) };
     const call = settleCall(c, claimed.map((entry) => ({ entry, verdict: Verdicts.ack() })), leases)!;
-    // One section: '', 600, then the keys.
-    expect(call.args.slice(3 + 600 + 1, 3 + 600 + 1 + 7).map(String)).toEqual(['1', 'T.', '1', '0', '0', '', '600']);
+    // One section: '', 600, then the keys (or '', 0, 600, then the keys in one argument).
+    const flow = call.args.slice(3 + 600 + 1).map(String);
+    expect(flow.slice(0, 5 + section.length)).toEqual(['1', 'T.', '1', '0', '0', ...section]);
+    expect(flow.length).toBe(5 + section.length + (section.length === 2 ? 600 : 1));
     expect((await exchange(port, c, { settles: [call] })).settled[0]).toMatchObject({ acked: 600, leaseLost: 0, readyKeys: 1 });
     // Only key-520 keeps a field (its waiting entry), held by no one; it is the one ready key.
     expect((await admin.hkeys(leaseKey())).sort()).toEqual(['', 'key-520']);
@@ -313,6 +318,10 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
 
   it.each([
     ['a section of one-id keys with more keys than the ack list holds ids', ['', 2, 'k', 'j'], /malformed section of one-id flow keys/],
+    ['a packed section of one-id keys with more keys than the ack list holds ids', ['', 0, 2, 'k\nj\n'], /malformed section of one-id flow keys/],
+    ['a packed section holding more keys than its count', ['', 0, 1, 'k\nj\n'], /malformed section of one-id flow keys/],
+    ['a packed section whose last key has no newline', ['', 0, 1, 'k'], /malformed section of one-id flow keys/],
+    ['a packed section without its keys', ['', 0, 1], /malformed section of one-id flow keys/],
     ['a flow section that takes more acked ids than the ack list holds', ['k', -2], /flow section takes more acked ids/],
   ])('refuses %s before it writes anything: nothing acked, the lease left to its end', async (_, section, message) => {
     const c = config('c');
