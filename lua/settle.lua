@@ -118,14 +118,24 @@ if flow_sections_sent > 0 then
         return redis.error_reply('ERR settle: a malformed section of one-id flow keys')
       end
       one_keys, one_acked = {}, acked_at
+      -- Every key is named ('' is never a flow key), and a packed list ends with its last key's '\n'.
+      local well_formed = true
       if packed then
-        for one in string.gmatch(ARGV[at + 3] or '', '([^\n]*)\n') do one_keys[#one_keys + 1] = one end
+        local list = ARGV[at + 3] or ''
+        well_formed = string.byte(list, -1) == 10
+        for one in string.gmatch(list, '([^\n]*)\n') do
+          one_keys[#one_keys + 1] = one
+          if one == '' then well_formed = false end
+        end
         at = at + 4
       else
-        for j = 1, n do one_keys[j] = ARGV[at + 1 + j] end
+        for j = 1, n do
+          one_keys[j] = ARGV[at + 1 + j]
+          if one_keys[j] == '' then well_formed = false end
+        end
         at = at + 2 + n
       end
-      if #one_keys ~= n then return redis.error_reply('ERR settle: a malformed section of one-id flow keys') end
+      if not well_formed or #one_keys ~= n then return redis.error_reply('ERR settle: a malformed section of one-id flow keys') end
       acked_at = acked_at + n
     else
       -- Flat, four per key (a table per key was garbage the script's GC steps paid for).

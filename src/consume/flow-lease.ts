@@ -147,7 +147,10 @@ export interface AdmittedLeases {
   readonly keys: Array<Uint8Array | string | undefined>;
 }
 
-/** The leases one run holds: what its claims admitted under a key and it has not given back. */
+/**
+ * A run's side of its flow leases: what its claims send, the keys each claim's batch was
+ * admitted under (AdmittedLeases, kept with the batch), and what its settles give back.
+ */
 export class RunLeases {
   readonly #token: string;
   readonly #limit: number;

@@ -78,8 +78,8 @@ export const FINAL_EXCHANGE_MIN_MS = 400;
 interface Batch {
   readonly claim: ClaimResult;
   readonly claimedAt: number;
-  /** The flow leases its entries were admitted under (flow runs; none by a wait). */
-  readonly leases?: AdmittedLeases;
+  /** The flow leases its entries were admitted under (flow runs; none by a wait). Required: a batch built without them would never give them back. */
+  readonly leases: AdmittedLeases | undefined;
   /** Delivered by a wait (one entry): it says nothing of what else is there, so nothing is claimed beside it. */
   readonly woken?: boolean;
 }
@@ -421,7 +421,7 @@ export class RunLoop {
         return undefined;
       }
       const entries = waitedEntries(reply);
-      if (entries.length > 0) return { claim: { ...NOTHING_CLAIMED, entries, freshRequested: 1, bytes: entryBytes(entries) }, claimedAt: this.#deps.now(), woken: true };
+      if (entries.length > 0) return { claim: { ...NOTHING_CLAIMED, entries, freshRequested: 1, bytes: entryBytes(entries) }, claimedAt: this.#deps.now(), leases: undefined, woken: true };
     } else {
       await sleep(waitMs, this.#options.signal);
     }

@@ -290,6 +290,7 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
 
   it.each([
     { form: 'one argument per key, with a non-ASCII key freed', odd: 'ключ-550', section: ['', '600'] },
+    { form: 'one argument per key, with a key holding a newline freed', odd: 'key\n550', section: ['', '600'] },
     { form: 'the keys packed in one argument', odd: 'key-550', section: ['', '0', '600'] },
   ])('returns 600 one-id keys in one settle (past one HMGET chunk), $form: a key with an entry waiting falls back, frees its slot and goes ready', async ({ odd, section }) => {
     const c = config('c', { maxRoundBytes: 1024 * 1024 });
@@ -322,6 +323,9 @@ describe.each(clientKinds)('flow leases over $name', (kind: ClientKind) => {
     ['a packed section holding more keys than its count', ['', 0, 1, 'k\nj\n'], /malformed section of one-id flow keys/],
     ['a packed section whose last key has no newline', ['', 0, 1, 'k'], /malformed section of one-id flow keys/],
     ['a packed section without its keys', ['', 0, 1], /malformed section of one-id flow keys/],
+    ['a packed section with bytes after its last newline', ['', 0, 1, 'k\nj'], /malformed section of one-id flow keys/],
+    ['a packed section naming the empty key', ['', 0, 1, '\n'], /malformed section of one-id flow keys/],
+    ['a section of one-id keys naming the empty key', ['', 1, ''], /malformed section of one-id flow keys/],
     ['a flow section that takes more acked ids than the ack list holds', ['k', -2], /flow section takes more acked ids/],
   ])('refuses %s before it writes anything: nothing acked, the lease left to its end', async (_, section, message) => {
     const c = config('c');
