@@ -114,14 +114,16 @@ if flow_sections_sent > 0 then
     if key == '' then
       local packed = n == 0
       if packed then n = tonumber(ARGV[at + 2]) end
-      if one_keys or not n or n < 1 or acked_at + n - 1 > last_ack or at + 1 + n > #ARGV and not packed then
+      -- The section's last argument: the packed list, or the last of the n keys.
+      local last_arg = packed and at + 3 or at + 1 + (n or 0)
+      if one_keys or not n or n < 1 or acked_at + n - 1 > last_ack or last_arg > #ARGV then
         return redis.error_reply('ERR settle: a malformed section of one-id flow keys')
       end
       one_keys, one_acked = {}, acked_at
       -- Every key is named ('' is never a flow key), and a packed list ends with its last key's '\n'.
       local well_formed = true
       if packed then
-        local list = ARGV[at + 3] or ''
+        local list = ARGV[at + 3]
         well_formed = string.byte(list, -1) == 10
         for one in string.gmatch(list, '([^\n]*)\n') do
           one_keys[#one_keys + 1] = one
