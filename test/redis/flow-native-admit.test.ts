@@ -29,6 +29,7 @@ import { ioredisKind } from '../support/clients';
 import { claimOnce, fastConfig, sleepMs } from '../support/poller';
 import { useRedisPerTest } from '../support/redis-suite';
 import { append, foreignAppend, pendingRows } from '../support/redis';
+import { appendScript } from '../../src/generated/lua-scripts';
 
 const flowPlan = (token: string): FlowLeasePlan => ({ token, leaseMs: 60_000, limit: 1, strict: false });
 
@@ -230,15 +231,36 @@ describe('a native read with flow leases (ioredis)', () => {
     expect(await admin.hexists(config.keys.flowLease, 'b')).toBe(0);
   });
 
-  it('refuses a native read whose window holds a key record of a shape no writer leaves: none of its entries start or are leased', async () => {
+  it.each([
+    ["no '<id> <key>' behind 'k<padded id> '", (record: string) => `${record.slice(0, 43)}broken`],
+    ['an empty id', (record: string) => `${record.slice(0, 43)} a`],
+  ])('refuses a native read whose window holds a key record of a shape no writer leaves (%s): none of its entries start or are leased', async (_, broken) => {
     await append(admin, stream, { event_id: 'r1', payload: 'x', flow_key: 'a' });
     const [record] = await admin.zrangebylex(sizeKeys(stream).large, '[k', '+');
     await admin.zrem(sizeKeys(stream).large, record!);
-    // 'k<padded id> ' and no '<id> <key>' behind it.
-    await admin.zadd(sizeKeys(stream).large, 0, `${record!.slice(0, 43)}broken`);
+    await admin.zadd(sizeKeys(stream).large, 0, broken(record!));
     await expect(claimWith(port, config, { flow: flowPlan('mine') })).rejects.toThrow(/malformed flow key record/);
     expect(await pendingRows(admin, stream, 'g')).toHaveLength(1);
     expect(await admin.hexists(config.keys.flowLease, 'a')).toBe(0);
+  });
+
+  it('admits two entries of one key whose ids are 32 bytes or more (a MessagePack str8 in the lease value) under one holder', async () => {
+    // An explicit id that long (a producer's own ids): appended as append.lua appends, with its records.
+    const appendAt = appendScript.text.replace("redis.call('XADD', KEYS[1], '*', unpack(ARGV))", "redis.call('XADD', KEYS[1], ARGV[1], unpack(ARGV, 2))").replace('record_entry_size(KEYS[2], KEYS[3], id, ARGV, 1)', 'record_entry_size(KEYS[2], KEYS[3], id, ARGV, 2)');
+    const sizes = sizeKeys(stream);
+    const longIds = ['18446744073709551000-100000000000', '18446744073709551000-100000000001'];
+    for (const [i, id] of longIds.entries()) await admin.eval(appendAt, 3, stream, sizes.counts, sizes.large, id, 'event_id', `l${i}`, 'payload', 'x', 'flow_key', 'k');
+    const { claim, via } = await claimWith(port, config, { flow: flowPlan('mine') });
+    expect(via).toBe('native');
+    expect(claim.entries.map((entry) => entry.id)).toEqual(longIds);
+    expect(claim).toMatchObject({ flowParked: 0 });
+    const value = (await admin.hgetBuffer(config.keys.flowLease, 'k'))!;
+    for (const id of longIds) expect(value.includes(Buffer.concat([Buffer.from([0xd9, id.length]), Buffer.from(id)]))).toBe(true);
+    // Returned by the settle as the run returns it, the key is free again.
+    const leases = { token: 'mine', limit: 1, strict: false, keys: [{ key: 'k', ids: longIds, queued: [] }] };
+    const settled = await exchange(port, config, { settles: [settleCall(config, claim.entries.map((entry) => ({ entry, verdict: Verdicts.ack() })), leases)!] });
+    expect(settled.settled[0]).toMatchObject({ acked: 2, leaseLost: 0 });
+    expect(await admin.hexists(config.keys.flowLease, 'k')).toBe(0);
   });
 
   it('gives back, when the run stops, the lease of an entry its claim script reclaimed before the native read beside it failed', async () => {
