@@ -21,8 +21,9 @@
  * the claim ahead of it answered (run-loop.ts), and "every `every` claims" must count that one
  * too. "The claim after" a short read is the first one planned once that read's answer is in:
  * the claim sent early may already be out without a full reclaim, and the one after it
- * reclaims. None goes out early behind a claim that reclaims, so a probe's finding is acted
- * on at once.
+ * reclaims. Likewise behind a probe: the claim sent early before its answer reclaims nothing,
+ * and a probe's finding makes the claim after that one reclaim in full. None goes out early
+ * behind a full reclaim.
  */
 import { readShort, type ClaimResult } from './claim';
 

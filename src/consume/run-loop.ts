@@ -480,19 +480,22 @@ export class RunLoop {
    * its bytes leave room for that claim's whole allowance and the batch in hand: the three
    * are within the budget.
    * Never one larger entry alone (the run holds the batch still out). None when the claim
-   * still out may bring one, or reclaims (the cadence plans from its answer: a probe that
-   * found idle entries makes the claim after it a full reclaim); nor when the room left would
+   * still out may bring one, or reclaims in full (the cadence plans from its answer: a cut
+   * one goes on in full). Behind a probe it goes: a probe that finds idle entries makes the
+   * claim after this one a full reclaim, one round later (a flow run otherwise sent every
+   * tenth round's settle on its own, and its claim with half the lead); nor when the room left would
    * not hold a whole batch of entries of the size seen so far (large entries: the claim sent
    * beside the next round, once this batch is gone, has more room, and batches keep their size).
    * Not over a Cluster: a redirect sends the two exchanges out again each on its own, and the
    * claim sent second could run first and take the earlier entries.
    */
   #earlyPlan(claim: ClaimResult): PlannedClaim | undefined {
-    const out = this.#beside?.ahead?.plan;
-    if (out === undefined || out.alone || out.reclaim > 0 || this.#metered.cluster || !this.#mayClaimBeside(claim)) return undefined;
-    const allowance = Math.min(this.#roundBytes(), this.#config.maxRoundBytes - claim.bytes - out.allowance);
+    const out = this.#beside?.ahead;
+    if (out === undefined || out.plan.alone || out.reclaim === 'full' || this.#metered.cluster || !this.#mayClaimBeside(claim)) return undefined;
+    const allowance = Math.min(this.#roundBytes(), this.#config.maxRoundBytes - claim.bytes - out.plan.allowance);
     if (allowance <= 0 || this.#sizer.entriesWithin(allowance) < this.#config.batch) return undefined;
-    return this.#planClaim(out.fresh, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: false });
+    // A probe still out may bring what it reclaims too: counted as ahead (rule (a)).
+    return this.#planClaim(out.plan.fresh + out.plan.reclaim, { ...this.#wholeRoom(this.#freshRead()), allowance, alone: false });
   }
 
   /**

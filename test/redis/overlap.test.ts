@@ -465,4 +465,43 @@ describe('overlapped rounds over ioredis, native reads', () => {
     expect(rows[1]).toMatchObject({ consumer: 'dead', deliveries: before.get(ids[2]!) });
   });
 
+  it.each([
+    ['without flow leases', {}],
+    ['with flow leases', { flow: { limit: 1 } }],
+  ])('keeps one round trip per steady round through the reclaim probes (%s): the claim after next goes out behind a probe too', async (_, flow) => {
+    for (const script of [claimScript, settleScript, releaseScript]) await admin.script('LOAD', script.text);
+    for (let i = 0; i < 120; i += 1) await append(admin, stream, { event_id: `p${i}`, payload: `p${i}`, flow_key: `k${i % 40}` });
+    // Claims that reclaim (claim.lua with ARGV[4] > 0, not the admit call), and claims sent while one of them was out.
+    const isClaim = (c: { args: readonly unknown[] }) => c.args[0] === claimScript.sha1 && scriptArg(c, 8) !== 'admit';
+    let probes = 0;
+    let probesOut = 0;
+    let claimsBehindProbe = 0;
+    const metered = meterPort({
+      ...port,
+      exchange: async (commands) => {
+        const reclaims = commands.some((c) => isClaim(c) && Number(scriptArg(c, 4)) > 0);
+        if (probesOut > 0 && commands.some(isClaim)) claimsBehindProbe += 1;
+        if (reclaims) probes += 1;
+        if (reclaims) probesOut += 1;
+        try {
+          return await port.exchange(commands);
+        } finally {
+          if (reclaims) probesOut -= 1;
+        }
+      },
+    });
+    const rounds: RoundReport[] = [];
+    const config = fastConfig(stream, { batch: 10, reclaimEveryRounds: 3, minIdleMs: MIN_IDLE, ...flow });
+    const poller = createPoller({ port: metered, config, process: recordingProcessor([]) });
+    const report = await poller.run({ mode: 'drain', onRound: (r) => rounds.push(r) });
+    expect(report.acked).toBe(120);
+    // The first claim reclaims in full; then a probe every third claim.
+    expect(probes).toBeGreaterThanOrEqual(4);
+    expect(claimsBehindProbe).toBeGreaterThanOrEqual(2);
+    // Rounds 1 and 2 pay for the run's start (see 'costs one round trip per steady round');
+    // every later round settles one round and claims the one after next in one round trip,
+    // the rounds beside a probe included (a flow run sent their settles on their own before).
+    expect(rounds.slice(2, -1).map((r) => r.roundTrips)).toEqual(rounds.slice(2, -1).map(() => 1));
+    expect(await pendingIds(admin, stream, 'g')).toEqual([]);
+  });
 });

@@ -77,7 +77,8 @@ describe('ReclaimCadence', () => {
     const cadence = new ReclaimCadence(3);
     const asked: Reclaim[] = [];
     // A claim that does not reclaim is answered only after the next one was sent (a run's early
-    // exchange); one that reclaims is answered before the next is planned (none goes out early behind it).
+    // exchange); here one that reclaims is answered before the next is planned (as a full
+    // reclaim always is; a probe's answer may come after: see the next case).
     let out: Reclaim | 'none' = 'none';
     for (let i = 0; i < 7; i += 1) {
       const due = cadence.due();
@@ -89,6 +90,23 @@ describe('ReclaimCadence', () => {
       else cadence.claimed(due, answer(100, 100));
     }
     expect(asked).toEqual(['full', undefined, undefined, 'probe', undefined, undefined, 'probe']);
+  });
+
+  it('acts on a probe answered after the claim sent early behind it: the claim after that one reclaims in full', () => {
+    const cadence = new ReclaimCadence(2);
+    expect(fullRounds(cadence, 2)).toEqual(['full', undefined]);
+    expect(cadence.due()).toBe('probe');
+    cadence.sending('probe');
+    // The run's early exchange: the next claim is planned and sent before the probe answers.
+    expect(cadence.due()).toBeUndefined();
+    cadence.sending(undefined);
+    cadence.claimed('probe', answer(100, 100, 1));
+    // The claim after is planned (and sent early) before the one behind the probe answers.
+    expect(cadence.due()).toBe('full');
+    cadence.sending('full');
+    cadence.claimed(undefined, answer(100, 100));
+    cadence.claimed('full', answer(100, 100));
+    expect(cadence.due()).toBeUndefined();
   });
 
   it('sizes a probe to scan at most reclaimBatch PEL entries (XAUTOCLAIM scans COUNT × 10)', () => {
