@@ -46,6 +46,14 @@ export function flowOrderingKey(entry: StreamEntry): string | undefined {
   return bytes === undefined ? undefined : byteString(bytes);
 }
 
+/**
+ * flowOrderingKey of each entry of an admitted batch, read off its admission (keyArg's text is
+ * byteString's already) rather than from the entry's fields again.
+ */
+export function admittedOrderingKeys(admitted: AdmittedLeases): Array<string | undefined> {
+  return admitted.keys.map((key) => (key === undefined || typeof key === 'string' ? key : byteString(key)));
+}
+
 function byteString(bytes: Uint8Array): string {
   // apply, not spread: spreading a typed array walks its iterator (a profile's top flow cost in
   // Node). Chunked only past 4,096 bytes (apply's argument count); a key is shorter by far.

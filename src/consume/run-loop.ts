@@ -62,7 +62,7 @@ import type { RunOptions } from './run-options';
 import { NOTHING_SETTLED, settleCall, type SettleResult } from './settle';
 import { sleep } from './wait';
 import { isPromiseLike } from '../ground/maybe-promise';
-import { RunLeases, type AdmittedLeases } from './flow-lease';
+import { admittedOrderingKeys, flowOrderingKey, RunLeases, type AdmittedLeases } from './flow-lease';
 
 /**
  * The last exchange of a run ends by deadline + this (I6: a run ends by deadline + 1 s, and
@@ -238,7 +238,7 @@ export class RunLoop {
     // round is over — no overlap at all.
     if (beside !== undefined && this.#metered.transport !== 'tcp') await yieldToEventLoop();
 
-    const keys = orderingKeys(this.#deps, claim.entries);
+    const keys = this.#orderingKeys(batch);
     const decided = await decideRound(this.#deps, claim.entries, keys, this.#deadline, this.#heldKeys, this.#stopping);
     this.#sizer.observeHandling(decided.handled, this.#deps.now() - startedAt);
     for (const entry of decided.held) this.#heldEntries.set(entry.id, heldEntry(entry, batch.claimedAt));
@@ -269,6 +269,12 @@ export class RunLoop {
     if (handleNext !== undefined) return handleNext;
     if (this.#options.mode === 'continuous' && readShort(claim)) return this.#idle();
     return this.#claimAfter();
+  }
+
+  /** The batch's ordering keys: under flow leases its flow keys, as its admission has them already (taken at the round's start: none given back yet). */
+  #orderingKeys(batch: Batch): ReturnType<typeof orderingKeys> {
+    if (batch.leases !== undefined && this.#deps.orderingKey === flowOrderingKey) return admittedOrderingKeys(batch.leases);
+    return orderingKeys(this.#deps, batch.claim.entries);
   }
 
   /**

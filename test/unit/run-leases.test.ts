@@ -5,7 +5,7 @@
  * its key's slot until the lease ends). The stop path gives back what no round decided.
  */
 import { describe, expect, it } from 'vitest';
-import { RunLeases } from '../../src/consume/flow-lease';
+import { admittedOrderingKeys, flowOrderingKey, RunLeases } from '../../src/consume/flow-lease';
 import type { StreamEntry } from '../../src/entry/entry';
 import { Verdicts, type Verdict } from '../../src/verdict/verdict';
 
@@ -27,6 +27,14 @@ describe('RunLeases', () => {
     const batch = [entry('1-0', 'a'), entry('2-0'), entry('3-0', odd)];
     expect(leases.admitted([entry('9-0')])).toBeUndefined();
     expect(leases.admitted(batch)).toEqual({ entries: batch, keys: ['a', undefined, odd] });
+  });
+
+  it("reads a batch's ordering keys off its admission, the same as flowOrderingKey reads them off each entry", () => {
+    const leases = new RunLeases('T.', 1, false);
+    const batch = [entry('1-0', 'a'), entry('2-0'), entry('3-0', bytes('ключ')), entry('4-0', new Uint8Array([0x61, 0xff, 0x00]))];
+    const keys = admittedOrderingKeys(leases.admitted(batch)!);
+    expect(keys).toEqual(batch.map(flowOrderingKey));
+    expect(keys).toEqual(['a', undefined, String.fromCharCode(...bytes('ключ')), 'a\u00ff\u0000']);
   });
 
   it("gives back a decided batch's keys by position, grouped by key, and never a second time", () => {
