@@ -25,7 +25,8 @@
  * The rules that keep the overlap safe:
  * (a) a claim asks only for what the time left covers once the rounds before it are handled
  *     (RoundSizer, `ahead`), and none goes out beside a round before a round was handled;
- *     one sent early counts the batch still out before it at its asked-for size;
+ *     one sent early counts the batch still out before it at its asked-for size (what a
+ *     probe still out may reclaim included);
  * (b) when the run stops, every entry it claimed but never handed to a handler is released
  *     (idle minIdle, delivery count restored), unless it is held (c);
  * (c) round N+1 starts only once every verdict of round N is in, and an ordering key with a
