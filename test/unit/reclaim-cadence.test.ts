@@ -109,6 +109,33 @@ describe('ReclaimCadence', () => {
     expect(cadence.due()).toBeUndefined();
   });
 
+  it("keeps a probe's finding when the claim sent early behind the probe answers before the next claim is planned", () => {
+    // No claim went out early at the end of the round after the probe's (a held key, a heavy
+    // batch): the early claim's full answer lands first, and must not take the finding back.
+    const cadence = new ReclaimCadence(10);
+    expect(fullRounds(cadence, 1)).toEqual(['full']);
+    for (let i = 0; i < 9; i += 1) cadence.sending(cadence.due());
+    expect(cadence.due()).toBe('probe');
+    cadence.sending('probe');
+    expect(cadence.due()).toBeUndefined();
+    cadence.sending(undefined);
+    cadence.claimed('probe', answer(100, 100, 1));
+    cadence.claimed(undefined, answer(100, 100));
+    expect(cadence.due()).toBe('full');
+    cadence.sending('full');
+    expect(cadence.due()).toBeUndefined();
+  });
+
+  it('keeps a short read\'s full reclaim when the claim sent early behind it answers with a full read', () => {
+    const cadence = new ReclaimCadence(10);
+    expect(fullRounds(cadence, 1)).toEqual(['full']);
+    cadence.sending(cadence.due());
+    cadence.sending(cadence.due());
+    cadence.claimed(undefined, answer(100, 40));
+    cadence.claimed(undefined, answer(100, 100));
+    expect(cadence.due()).toBe('full');
+  });
+
   it('sizes a probe to scan at most reclaimBatch PEL entries (XAUTOCLAIM scans COUNT × 10)', () => {
     expect(probeCount(100)).toBe(10);
     expect(probeCount(95)).toBe(10);
