@@ -12,7 +12,7 @@
  * reclaimBatch / 10, so it scans at most reclaimBatch entries from the shared cursor (its
  * cost follows the batch, not the PEL). The cursor still advances, so successive probes page
  * through the whole PEL and no idle entry is starved; a probe that finds anything makes the
- * next claim a full reclaim, so a backlog of idle entries (a crashed consumer's batches) is
+ * next claim planned a full reclaim, so a backlog of idle entries (a crashed consumer's batches) is
  * taken at the full rate once seen. The first claim and the one after a short read reclaim
  * in full: then the PEL is what there is to do. With `every` 1 every claim reclaims in full
  * (no probes): the setting asks for the PEL first, always.
