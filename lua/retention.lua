@@ -144,7 +144,7 @@ local function safe_trim(limit)
     local padded = string.rep('0', 20 - #frontier[1]) .. frontier[1] .. '-' .. string.rep('0', 20 - #frontier[2]) .. frontier[2]
     local dropped = redis.call('ZREMRANGEBYLEX', KEYS[2], '-', '(' .. padded)
     if dropped > 0 then redis.call('HINCRBY', KEYS[3], 'large', -dropped) end
-    -- Flow key records ('k' .. padded id .. ' ' .. key, lib/record-size.lua) below it too.
+    -- Flow key records ('k' .. padded id .. ' ' .. id .. ' ' .. key, lib/record-size.lua) below it too.
     local dropped_keys = redis.call('ZREMRANGEBYLEX', KEYS[2], '[k', '(k' .. padded)
     if dropped_keys > 0 then redis.call('HINCRBY', KEYS[3], 'keyed_trimmed', dropped_keys) end
     -- A group created later behind the frontier would read entries without their records:
