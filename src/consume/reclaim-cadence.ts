@@ -53,16 +53,16 @@ export class ReclaimCadence {
   /** A claim goes out that reclaims `planned` (undefined: none). */
   sending(planned: Reclaim): void {
     this.#skipped = planned === undefined ? this.#skipped + 1 : 0;
-    // A full reclaim going out is what an earlier answer asked for.
-    if (planned === 'full') this.#full = false;
   }
 
   /**
    * The answer to a claim that was planned to reclaim `planned` (what due() said then). What it
-   * asks for stands until a full reclaim goes out: an answer landing after it (a claim sent
-   * early behind the one that asked) never takes it back.
+   * asks for stands until a full reclaim answers: an answer landing after it (a claim sent
+   * early behind the one that asked) never takes it back, and a full reclaim that failed
+   * (NOSCRIPT, claimed again through claim.lua) is asked for again.
    */
   claimed(planned: Reclaim, claim: ClaimResult): void {
+    if (planned === 'full') this.#full = false;
     const found = claim.reclaimed + claim.deletedIds.length > 0;
     // A reclaim cut short by the byte budget left idle entries behind: the next one is full too.
     if (readShort(claim) || (planned === 'probe' && found) || (planned !== undefined && claim.cut && claim.reclaimed > 0)) this.#full = true;

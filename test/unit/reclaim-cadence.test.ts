@@ -123,6 +123,17 @@ describe('ReclaimCadence', () => {
     cadence.claimed(undefined, answer(100, 100));
     expect(cadence.due()).toBe('full');
     cadence.sending('full');
+    cadence.claimed('full', answer(100, 100));
+    expect(cadence.due()).toBeUndefined();
+  });
+
+  it('asks again for a full reclaim that went out and never answered (a claim refused with NOSCRIPT is claimed again)', () => {
+    const cadence = new ReclaimCadence(10);
+    expect(cadence.due()).toBe('full');
+    cadence.sending('full');
+    expect(cadence.due()).toBe('full');
+    cadence.sending('full');
+    cadence.claimed('full', answer(100, 100));
     expect(cadence.due()).toBeUndefined();
   });
 
