@@ -490,8 +490,8 @@ export class RunLoop {
    * still out may bring one, or reclaims in full (the cadence plans from its answer: a cut
    * one goes on in full). Behind a probe it goes: a probe that finds idle entries makes the
    * claim after this one a full reclaim, one round later (a flow run otherwise sent every
-   * tenth round's settle on its own, and its claim with half the lead); nor when the room left would
-   * not hold a whole batch of entries of the size seen so far (large entries: the claim sent
+   * probe round's settle on its own, and its claim with half the lead); nor when the room
+   * left would not hold a whole batch of entries of the size seen so far (large entries: the claim sent
    * beside the next round, once this batch is gone, has more room, and batches keep their size).
    * Not over a Cluster: a redirect sends the two exchanges out again each on its own, and the
    * claim sent second could run first and take the earlier entries.
